@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * libtracemap: live reader of the ftrace ring buffer through the memory
+ * mapping of per_cpu/cpuN/trace_pipe_raw (Linux >= 6.10).
+ *
+ * Conventions (see Documentation/libtracemap.txt):
+ *  - functions returning int return >= 0 on success and -errno on failure,
+ *    with errno set to the same value;
+ *  - functions returning a pointer return NULL with errno set on failure;
+ *  - destructors accept NULL.
+ */
+#ifndef _TRACEMAP_H
+#define _TRACEMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef TRACEMAP_API
+#define TRACEMAP_API __attribute__((visibility("default")))
+#endif
+
+struct tep_record;
+
+/* ----------------------------------------------------------------------
+ * Messages
+ */
+enum tracemap_log_level {
+	TRACEMAP_LOG_ERROR = 0,
+	TRACEMAP_LOG_WARN,
+	TRACEMAP_LOG_INFO,
+	TRACEMAP_LOG_DEBUG,
+};
+
+/* ctx first, like every callback of the library */
+typedef void (*tracemap_print_fn)(void *ctx, enum tracemap_log_level level,
+				  const char *msg);
+
+/*
+ * Replace the message sink. fn == NULL restores the default, which writes
+ * errors and warnings to stderr and drops the rest.
+ */
+TRACEMAP_API void tracemap_set_print(tracemap_print_fn fn, void *ctx);
+
+/* ----------------------------------------------------------------------
+ * Per-CPU reader
+ */
+enum tracemap_mode {
+	/* trace_pipe semantics: each event once, removed from the buffer */
+	TRACEMAP_MODE_CONSUME = 0,
+	/* trace semantics: what is in the buffer now, nothing removed */
+	TRACEMAP_MODE_SNAPSHOT,
+	/* what is in the buffer now, then every new event; nothing removed */
+	TRACEMAP_MODE_FOLLOW,
+};
+
+enum tracemap_backend {
+	TRACEMAP_BACKEND_MMAP = 0,	/* mapping + TRACE_MMAP_IOCTL_GET_READER */
+	TRACEMAP_BACKEND_READ,		/* read() of trace_pipe_raw (consume only) */
+};
+
+/* tracemap_cpu_opts.flags */
+#define TRACEMAP_CPU_FORCE_READ		(1u << 0) /* use read() even if mapping works */
+#define TRACEMAP_CPU_NO_FALLBACK	(1u << 1) /* fail instead of falling back to read() */
+
+struct tracemap_cpu_opts {
+	size_t sz;			/* sizeof(struct tracemap_cpu_opts) */
+	enum tracemap_mode mode;
+	unsigned int flags;		/* TRACEMAP_CPU_* */
+	const char *tracefs_dir;	/* NULL: find the tracefs mount */
+};
+
+struct tracemap_cpu;
+
+/*
+ * Open the reader of @cpu in @instance (NULL: the top-level buffer).
+ * Errors: ENOENT tracefs not mounted, ENODEV unknown instance, ENXIO CPU
+ * absent or never online, EACCES/EPERM no permission, EBUSY mapping refused
+ * (snapshot armed) with TRACEMAP_CPU_NO_FALLBACK, EOPNOTSUPP the kernel cannot
+ * map and the mode needs the mapping, EPROTO meta page layout not understood.
+ */
+TRACEMAP_API struct tracemap_cpu *
+tracemap_cpu_open(const char *instance, int cpu, const struct tracemap_cpu_opts *opts);
+TRACEMAP_API void tracemap_cpu_close(struct tracemap_cpu *c);
+
+TRACEMAP_API int tracemap_cpu_fd(const struct tracemap_cpu *c);
+TRACEMAP_API int tracemap_cpu_id(const struct tracemap_cpu *c);
+TRACEMAP_API enum tracemap_backend tracemap_cpu_backend(const struct tracemap_cpu *c);
+TRACEMAP_API enum tracemap_mode tracemap_cpu_mode(const struct tracemap_cpu *c);
+TRACEMAP_API int tracemap_cpu_subbuf_size(const struct tracemap_cpu *c);
+TRACEMAP_API int tracemap_cpu_nr_subbufs(const struct tracemap_cpu *c);
+
+/* A value of tracemap_region.lost / tracemap_event.missed: events were lost, count unknown */
+#define TRACEMAP_LOST_UNKNOWN		(-1LL)
+
+/*
+ * A new region of one sub-buffer, borrowed from the mapping (or from the
+ * reader's private copy): valid until the next call on the same reader.
+ * data + start .. data + end are complete event records whose timestamps
+ * are deltas from base_ts.
+ */
+struct tracemap_region {
+	const void *subbuf;		/* the sub-buffer: u64 ts, long commit, data */
+	const unsigned char *data;	/* first data byte of the sub-buffer */
+	uint64_t page_ts;		/* time stamp in the sub-buffer header */
+	uint64_t base_ts;		/* time the first record at start is relative to */
+	long long lost;			/* events lost just before: 0, n or TRACEMAP_LOST_UNKNOWN */
+	unsigned int subbuf_size;	/* full size including the header */
+	unsigned int start;		/* offset of the first new record in data */
+	unsigned int end;		/* offset just past the last new record */
+	unsigned int id;		/* sub-buffer id in the mapping (read backend: a counter) */
+	unsigned int flags;		/* TRACEMAP_REGION_* */
+	int cpu;
+};
+
+/* tracemap_region.flags */
+#define TRACEMAP_REGION_COMPLETE	(1u << 0) /* nothing more will be added to this sub-buffer */
+
+/* Returns 1 and fills @r, 0 when nothing is new, or -errno. */
+TRACEMAP_API int tracemap_cpu_read_region(struct tracemap_cpu *c, struct tracemap_region *r);
+
+struct tracemap_event {
+	uint64_t ts;			/* trace clock time */
+	const void *data;		/* payload: struct trace_entry first */
+	long long missed;		/* lost just before this event: 0, n or TRACEMAP_LOST_UNKNOWN */
+	unsigned int size;		/* payload bytes */
+	unsigned int offset;		/* record offset in the sub-buffer data */
+	int cpu;
+};
+
+/*
+ * Next event in this CPU's order. Returns 1, 0 when nothing is new, or
+ * -errno (-EBADMSG: a corrupt record; the rest of its region is skipped and
+ * counted, the next call continues). The payload is borrowed like a region.
+ */
+TRACEMAP_API int tracemap_cpu_next_event(struct tracemap_cpu *c, struct tracemap_event *ev);
+
+/* Events/regions are valid until the next call that may advance the reader. */
+TRACEMAP_API void tracemap_event_to_record(const struct tracemap_event *ev, struct tep_record *rec);
+
+/* tracemap_cpu_read_page() flags */
+#define TRACEMAP_PAGE_FLUSH		(1u << 0) /* also hand out a partial page */
+
+/*
+ * Whole, self-contained sub-buffers as trace-cmd writes them to trace.dat:
+ * fills @buf (@size >= subbuf size) and returns the sub-buffer size, 0 when
+ * no complete page is ready (or nothing at all with TRACEMAP_PAGE_FLUSH), or
+ * -errno. Lost events are carried in the commit flags (and count when there is
+ * room). A page is complete once the kernel moved past it.
+ */
+TRACEMAP_API int tracemap_cpu_read_page(struct tracemap_cpu *c, void *buf, size_t size,
+					unsigned int flags);
+
+/* CLOCK_MONOTONIC ns at which the oldest held-back partial page started, 0 if none */
+TRACEMAP_API uint64_t tracemap_cpu_pending_since(const struct tracemap_cpu *c);
+
+/* Drop any partially read region and held page; a snapshot reader rescans. */
+TRACEMAP_API int tracemap_cpu_rewind(struct tracemap_cpu *c);
+
+struct tracemap_cpu_stats {
+	uint64_t events;		/* events delivered */
+	uint64_t bytes;			/* payload bytes delivered */
+	uint64_t lost;			/* events reported lost (known counts) */
+	uint64_t lost_unknown;		/* gaps reported without a count */
+	uint64_t corrupt;		/* regions skipped as corrupt */
+	uint64_t pages;			/* regions delivered */
+	uint64_t get_reader;		/* TRACE_MMAP_IOCTL_GET_READER calls */
+	uint64_t reads;			/* read() calls (read backend) */
+	uint64_t wakeups;		/* waits that returned with data (streams) */
+	uint64_t kernel_entries;	/* meta page: events written since reset */
+	uint64_t kernel_overrun;	/* meta page: events overwritten since reset */
+	uint64_t kernel_read;		/* meta page: events consumed since reset */
+};
+
+/* Copies min(@sz, sizeof) bytes of the statistics. Returns 0 or -errno. */
+TRACEMAP_API int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *st,
+				    size_t sz);
+
+/* ----------------------------------------------------------------------
+ * Sub-buffer helpers (work on any buffer, mapped or copied)
+ */
+
+/*
+ * Write the records [start, end) of @r as a self-contained sub-buffer into
+ * @dst (@size >= r->subbuf_size): header time = r->base_ts, lost events as
+ * commit flags, zero padding. Returns the sub-buffer size or -errno.
+ */
+TRACEMAP_API int tracemap_region_write_subbuf(const struct tracemap_region *r, void *dst,
+					      size_t size);
+
+/* ----------------------------------------------------------------------
+ * Multi-CPU stream of one instance
+ */
+
+/* Returning < 0 stops the delivery; the value is returned by poll/consume unchanged. */
+typedef int (*tracemap_event_fn)(void *ctx, const struct tracemap_event *ev);
+/* @lost: a count or TRACEMAP_LOST_UNKNOWN; called before the event it precedes */
+typedef int (*tracemap_lost_fn)(void *ctx, int cpu, long long lost);
+
+/* tracemap_stream_opts.flags */
+#define TRACEMAP_STREAM_UNORDERED	(1u << 0) /* fill-priority draining, no time merge */
+
+struct tracemap_stream_opts {
+	size_t sz;			/* sizeof(struct tracemap_stream_opts) */
+	enum tracemap_mode mode;	/* CONSUME or FOLLOW (SNAPSHOT: what is there, once) */
+	unsigned int flags;		/* TRACEMAP_STREAM_* */
+	unsigned int cpu_flags;		/* TRACEMAP_CPU_*, for every CPU */
+	const char *cpumask;		/* hex mask as in tracing_cpumask; NULL: online CPUs */
+	int watermark;			/* buffer_percent while open; < 0: leave as it is */
+	int latency_ms;			/* deliver below the watermark and past idle CPUs within this */
+	tracemap_event_fn on_event;
+	tracemap_lost_fn on_lost;
+	void *ctx;
+	const char *tracefs_dir;	/* NULL: find the tracefs mount */
+};
+
+struct tracemap_stream;
+
+TRACEMAP_API struct tracemap_stream *
+tracemap_stream_open(const char *instance, const struct tracemap_stream_opts *opts);
+TRACEMAP_API void tracemap_stream_close(struct tracemap_stream *s);
+
+/* Wait up to @timeout_ms (-1: forever) for data, deliver it. Returns events delivered or < 0. */
+TRACEMAP_API int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms);
+/* Deliver what is there without sleeping. Returns events delivered or < 0. */
+TRACEMAP_API int tracemap_stream_consume(struct tracemap_stream *s);
+/* Readable when tracemap_stream_consume() has something to do. */
+TRACEMAP_API int tracemap_stream_epoll_fd(const struct tracemap_stream *s);
+/* Pull model: the next event in order, waiting up to @timeout_ms. Returns 1, 0 or -errno. */
+TRACEMAP_API int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event *ev,
+					    int timeout_ms);
+
+TRACEMAP_API int tracemap_stream_nr_cpus(const struct tracemap_stream *s);
+/* The reader of the @idx-th CPU of the stream (0 <= idx < nr_cpus) */
+TRACEMAP_API struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int idx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _TRACEMAP_H */

@@ -1,0 +1,48 @@
+# libtracemap: shared and static library, version script, pkg-config file.
+
+LIB_SRCS	:= $(wildcard lib/*.c)
+LIB_OBJS	:= $(LIB_SRCS:%.c=$(O)/pic/%.o)
+LIB_SO		:= $(O)/libtracemap.so
+LIB_SONAME	:= libtracemap.so.$(VERSION_MAJOR)
+LIB_A		:= $(O)/libtracemap.a
+LIB_PC		:= $(O)/libtracemap.pc
+
+LIB_CFLAGS	:= -fPIC -fvisibility=hidden -Ilib $(TEP_CFLAGS)
+
+# Programs link the static archive so they run from the build tree.
+TRACEMAP_LIBS	:= $(LIB_A) $(TEP_LIBS)
+
+$(O)/pic/lib/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LIB_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(O)/$(LIB_SONAME).$(VERSION_MINOR).$(VERSION_PATCH): $(LIB_OBJS) lib/libtracemap.map
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=lib/libtracemap.map \
+		-Wl,-z,defs -o $@ $(LIB_OBJS) $(TEP_LIBS)
+
+$(LIB_SO): $(O)/$(LIB_SONAME).$(VERSION_MINOR).$(VERSION_PATCH)
+	$(Q)ln -sf $(notdir $<) $(O)/$(LIB_SONAME)
+	$(Q)ln -sf $(LIB_SONAME) $@
+
+$(LIB_A): $(LIB_OBJS)
+	$(if $(Q),@echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIB_PC): lib/libtracemap.pc.in Makefile
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
+
+ALL_TARGETS	+= $(LIB_SO) $(LIB_A) $(LIB_PC)
+
+install-lib: $(LIB_SO) $(LIB_A) $(LIB_PC)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 755 $(O)/$(LIB_SONAME).$(VERSION_MINOR).$(VERSION_PATCH) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(LIB_SONAME).$(VERSION_MINOR).$(VERSION_PATCH) $(DESTDIR)$(LIBDIR)/$(LIB_SONAME)
+	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libtracemap.so
+	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
+	install -m 644 include/tracemap.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(LIB_PC) $(DESTDIR)$(PKGCONFIGDIR)/
+
+INSTALL_TARGETS	+= install-lib
+.PHONY: install-lib

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Install the Debian packages tracemap builds and tests with, when missing.
+# Non-interactive; needs root (or sudo) only when something is missing.
+set -e
+
+PKGS="make gcc clang pkg-config libclang-rt-14-dev
+libtraceevent-dev libtracefs-dev libtracecmd-dev trace-cmd
+libkshark-dev kernelshark libjson-c-dev libcmocka-dev"
+
+missing=
+for p in $PKGS; do
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$st" in
+	*" installed") ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+echo "installing missing packages:$missing"
+SUDO=
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null 2>&1 || {
+		echo "error: packages missing ($missing) and not root: run 'make deps' as root" >&2
+		exit 1
+	}
+	SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing
