@@ -78,7 +78,9 @@ BENCH_DEPS	:=
 INSTALL_TARGETS	:=
 CLEAN_FILES	:=
 
-include $(sort $(wildcard */Build.mk */*/Build.mk))
+# the library first: every other area links it
+include lib/Build.mk
+include $(filter-out lib/Build.mk,$(sort $(wildcard */Build.mk */*/Build.mk)))
 
 all: depcheck $(ALL_TARGETS)
 

@@ -1,0 +1,30 @@
+# Tests: cmocka programs under tests/unit (no root, no kernel) and
+# tests/kernel (a private instance of the real tracefs), scripts under
+# tests/plugins and tests/tools, sanitizer builds of both C kinds, and
+# bounded fuzzing. All run through tests/run-tests.sh.
+
+TEST_CFLAGS	:= -Itests -Ilib $(TEP_CFLAGS)
+TEST_HARNESS	:= tests/harness.c
+
+UNIT_TESTS	:= $(patsubst %.c,$(O)/%,$(wildcard tests/unit/*.c))
+KERNEL_TESTS	:= $(patsubst %.c,$(O)/%,$(wildcard tests/kernel/*.c))
+SCRIPT_TESTS	:= $(sort $(wildcard tests/plugins/*.sh tests/tools/*.sh))
+
+# The library's sources again, built with ASan+UBSan for the sanitizer runs.
+SAN_FLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_TESTS	:= $(addsuffix -san,$(UNIT_TESTS) $(KERNEL_TESTS))
+
+$(O)/tests/%: tests/%.c $(TEST_HARNESS) tests/harness.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_HARNESS) \
+		$(LIB_A) $(CMOCKA_LIBS) $(TEP_LIBS) -lpthread
+
+$(O)/tests/%-san: tests/%.c $(TEST_HARNESS) tests/harness.h $(LIB_SRCS) lib/*.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(TEST_CFLAGS) -o $@ $< \
+		$(TEST_HARNESS) $(LIB_SRCS) $(CMOCKA_LIBS) $(TEP_LIBS) -lpthread
+
+CHECK_TARGETS	+= $(UNIT_TESTS) $(KERNEL_TESTS) $(SAN_TESTS)
+TESTS		+= $(UNIT_TESTS) $(KERNEL_TESTS) $(SCRIPT_TESTS) $(SAN_TESTS)
