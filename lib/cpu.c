@@ -50,9 +50,10 @@ struct tracemap_cpu {
 	uint64_t seen_read;
 	uint64_t lost_accounted;
 
-	/* read() backend: one page copy */
+	/* read() backend: one page copy; per_cpu/cpuN/stats stands in for the meta page */
 	unsigned char *rbuf;
 	unsigned int read_seq;
+	char *stats_path;
 
 	/* snapshot and follow: validated copies of every sub-buffer */
 	unsigned char *copies;
@@ -201,9 +202,61 @@ static int alloc_buffers(struct tracemap_cpu *c)
 	return c->copies && c->order && c->fbuf ? 0 : tm_err(ENOMEM);
 }
 
+/*
+ * The kernel reports a loss once, on the first page it hands out after it:
+ * as a count stored after the data when there is room, else only as a flag.
+ * lost_accounted follows the kernel's overrun counter as of that report, so
+ * a flag without a count is worth what overrun grew by since the last one.
+ * A reader that opens before anything was read starts from 0: the loss
+ * the kernel has not reported yet is in overrun but on no page seen so far.
+ */
+static uint64_t lost_base(uint64_t overrun, uint64_t nread)
+{
+	return nread ? overrun : 0;
+}
+
+static long long flagged_lost(struct tracemap_cpu *c, long long stored, uint64_t overrun)
+{
+	long long lost = stored;
+
+	if (overrun < c->lost_accounted)
+		c->lost_accounted = 0;	/* the counters were reset with the buffer */
+	if (lost == TRACEMAP_LOST_UNKNOWN && overrun > c->lost_accounted)
+		lost = overrun - c->lost_accounted;
+	if (lost > 0)
+		c->lost_accounted += lost;
+	return lost;
+}
+
+/* "overrun:" and "read events:" of per_cpu/cpuN/stats (read backend) */
+static int read_cpu_stats(const struct tracemap_cpu *c, uint64_t *overrun, uint64_t *nread)
+{
+	char buf[1024], *p, *q;
+	int ret;
+
+	ret = tm_read_file(c->stats_path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	p = strstr(buf, "\noverrun:");
+	q = strstr(buf, "\nread events:");
+	if (!p || !q)
+		return tm_err(EPROTO);
+	*overrun = strtoull(p + 9, NULL, 10);
+	*nread = strtoull(q + 13, NULL, 10);
+	return 0;
+}
+
 static void init_consume(struct tracemap_cpu *c)
 {
 	const struct trace_buffer_meta *m = c->meta;
+	uint64_t overrun, nread;
+
+	if (!m) {
+		if (read_cpu_stats(c, &overrun, &nread))
+			overrun = nread = 0;
+		c->lost_accounted = lost_base(overrun, nread);
+		return;
+	}
 
 	/* pairs with rb_update_meta_page() at mmap time: start after what was consumed */
 	c->id = __atomic_load_n(&m->reader.id, __ATOMIC_ACQUIRE);
@@ -214,7 +267,8 @@ static void init_consume(struct tracemap_cpu *c)
 	c->walk_bad = false;
 	c->seen_entries = __atomic_load_n(&m->entries, __ATOMIC_RELAXED);
 	c->seen_read = __atomic_load_n(&m->read, __ATOMIC_RELAXED);
-	c->lost_accounted = __atomic_load_n(&m->overrun, __ATOMIC_RELAXED);
+	c->lost_accounted = lost_base(__atomic_load_n(&m->overrun, __ATOMIC_RELAXED),
+				      c->seen_read);
 }
 
 struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
@@ -308,9 +362,14 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 		c->backend = TRACEMAP_BACKEND_READ;
 		c->subbuf_size = read_subbuf_size(idir);
 		c->nr_subbufs = 0;
-	} else {
-		init_consume(c);
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats", idir, cpu);
+		c->stats_path = strdup(path);
+		if (!c->stats_path) {
+			ret = ENOMEM;
+			goto fail;
+		}
 	}
+	init_consume(c);
 	ret = -alloc_buffers(c);
 	if (ret)
 		goto fail;
@@ -330,6 +389,7 @@ void tracemap_cpu_close(struct tracemap_cpu *c)
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->rbuf);
+	free(c->stats_path);
 	free(c->copies);
 	free(c->order);
 	free(c->fbuf);
@@ -392,7 +452,7 @@ static long long lost_add(long long a, long long b)
 static int consume_mmap_region(struct tracemap_cpu *c, struct tracemap_region *r)
 {
 	const struct trace_buffer_meta *m = c->meta;
-	uint64_t entries, nread, commit;
+	uint64_t entries, nread, overrun, commit;
 	const unsigned char *sb;
 	unsigned int id, rd;
 	long long lost = 0;
@@ -413,7 +473,8 @@ static int consume_mmap_region(struct tracemap_cpu *c, struct tracemap_region *r
 		return tm_err(EPROTO);
 	}
 
-	if (entries < c->seen_entries || nread < c->seen_read) {
+	overrun = __atomic_load_n(&m->overrun, __ATOMIC_RELAXED);
+	if (entries < c->seen_entries || nread < c->seen_read || overrun < c->lost_accounted) {
 		/* the buffer was reset (echo > trace, clock change): start over */
 		c->lost_accounted = 0;
 		c->id = NO_ID;
@@ -430,15 +491,8 @@ static int consume_mmap_region(struct tracemap_cpu *c, struct tracemap_region *r
 		c->walk_bad = false;
 		/* flags are set once, when the page became the reader page in this ioctl */
 		commit = __atomic_load_n((const uint64_t *)(sb + 8), __ATOMIC_RELAXED);
-		if ((uint32_t)commit & TM_MISSED_EVENTS) {
-			uint64_t overrun = __atomic_load_n(&m->overrun, __ATOMIC_RELAXED);
-
-			lost = tm_subbuf_lost(sb, c->subbuf_size);
-			if (lost == TRACEMAP_LOST_UNKNOWN && overrun > c->lost_accounted)
-				lost = overrun - c->lost_accounted;
-			if (lost > 0)
-				c->lost_accounted += lost;
-		}
+		if ((uint32_t)commit & TM_MISSED_EVENTS)
+			lost = flagged_lost(c, tm_subbuf_lost(sb, c->subbuf_size), overrun);
 	}
 	if (rd <= c->off && !lost)
 		return 0;
@@ -492,6 +546,14 @@ static int consume_read_region(struct tracemap_cpu *c, struct tracemap_region *r
 	r->end = size;
 	r->base_ts = r->page_ts;
 	r->lost = tm_subbuf_lost(c->rbuf, c->subbuf_size);
+	if (r->lost) {
+		uint64_t overrun = 0, nread;
+
+		/* a full page has no room for the count: the stats file has the counter */
+		if (r->lost == TRACEMAP_LOST_UNKNOWN && read_cpu_stats(c, &overrun, &nread))
+			overrun = 0;
+		r->lost = flagged_lost(c, r->lost, overrun);
+	}
 	r->flags = TRACEMAP_REGION_COMPLETE;
 	return 1;
 }
