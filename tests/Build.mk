@@ -14,17 +14,17 @@ SCRIPT_TESTS	:= $(sort $(wildcard tests/plugins/*.sh tests/tools/*.sh))
 SAN_FLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_TESTS	:= $(addsuffix -san,$(UNIT_TESTS) $(KERNEL_TESTS))
 
-$(O)/tests/%: tests/%.c $(TEST_HARNESS) tests/harness.h $(LIB_A)
+$(O)/tests/%: tests/%.c $(TEST_HARNESS) tests/harness.h tests/sbuf-encode.[ch] $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_HARNESS) \
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_HARNESS) tests/sbuf-encode.c \
 		$(LIB_A) $(CMOCKA_LIBS) $(TEP_LIBS) -lpthread
 
-$(O)/tests/%-san: tests/%.c $(TEST_HARNESS) tests/harness.h $(LIB_SRCS) lib/*.h
+$(O)/tests/%-san: tests/%.c $(TEST_HARNESS) tests/harness.h tests/sbuf-encode.[ch] $(LIB_SRCS) lib/*.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(TEST_CFLAGS) -o $@ $< \
-		$(TEST_HARNESS) $(LIB_SRCS) $(CMOCKA_LIBS) $(TEP_LIBS) -lpthread
+		$(TEST_HARNESS) tests/sbuf-encode.c $(LIB_SRCS) $(CMOCKA_LIBS) $(TEP_LIBS) -lpthread
 
 CHECK_TARGETS	+= $(UNIT_TESTS) $(KERNEL_TESTS) $(SAN_TESTS)
 TESTS		+= $(UNIT_TESTS) $(KERNEL_TESTS) $(SCRIPT_TESTS) $(SAN_TESTS)
