@@ -68,8 +68,14 @@ int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
 				w->off = w->end;
 				return 0;
 			}
-			/* discarded event or end-of-page filler: kbuffer adds its delta */
-			if (array0 > left - 4)
+			/*
+			 * Discarded event or end-of-page filler: kbuffer adds its
+			 * delta. The kernel's are at least 8 bytes (array[0] >= 4);
+			 * a shorter one would end before its own length word, which
+			 * then belongs to the next record, so that a window ending
+			 * right after it could not be walked again.
+			 */
+			if (array0 < 4 || array0 > left - 4)
 				return tm_err(EBADMSG);
 			w->ts += delta;
 			w->off += 4 + array0;
