@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * Shared pieces of the benchmark programs: the marker payload, the paced
+ * load generator, private instances, CPU pinning, sequence accounting.
+ * Not part of the library; see bench/README.md.
+ */
+#ifndef _TRACEMAP_BENCH_H
+#define _TRACEMAP_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/*
+ * What the load generator writes to trace_marker_raw. The kernel stores the
+ * first u32 as the event's "id" field, which trace-cmd and tracemap print as
+ * "id:%04x", so the sequence number is visible in decoded text too. The tag
+ * tells this run's markers from anything else; mono_ns is CLOCK_MONOTONIC
+ * just before the write() (the instance keeps its default "local" trace
+ * clock, so latency is measured against this value, not the event time).
+ */
+struct bn_marker {
+	uint32_t seq;
+	uint32_t tag;
+	uint64_t mono_ns;
+} __attribute__((packed));
+
+/* ftrace:raw_data payload: struct trace_entry (8 bytes), then the bytes above */
+#define BN_RAW_OFF	8
+#define BN_RAW_SIZE	(BN_RAW_OFF + sizeof(struct bn_marker))
+
+static inline uint64_t bn_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* tracefs mount point; exits with a message when it is not mounted */
+const char *bn_tracefs(void);
+
+/*
+ * Create the private instance "tmtest-bn-<pid>-<n>" with @buffer_kb per CPU;
+ * it is removed by bn_instance_remove(), at exit, or on INT/TERM/HUP.
+ * Returns the name or NULL with a message.
+ */
+const char *bn_instance_create(int buffer_kb);
+void bn_instance_remove(const char *name);
+/* Run @fn first when a fatal signal removes the instances (kill children). */
+void bn_on_signal(void (*fn)(void));
+/* "<tracefs>/instances/<name>/<file>" */
+void bn_instance_path(char *buf, size_t size, const char *name, const char *file);
+int bn_instance_write(const char *name, const char *file, const char *val);
+/* Read a file of the instance; returns bytes read or -errno. */
+int bn_instance_read(const char *name, const char *file, char *buf, size_t size);
+/* A "name: value" line of per_cpu/cpuN/stats, or -1 */
+long long bn_cpu_stat(const char *name, int cpu, const char *key);
+
+int bn_pin(int cpu);
+int bn_nr_cpus(void);
+
+/* The paced writer: one trace_marker_raw write per event. */
+struct bn_load {
+	int fd;				/* trace_marker_raw of the instance */
+	uint32_t tag;
+	uint64_t rate;			/* events/s; 0: as fast as possible */
+	uint64_t duration_ns;
+	/* results */
+	uint64_t written;		/* successful writes = seqs 0..written-1 */
+	uint64_t failed;		/* failed writes (tracing off, buffer full) */
+	int first_errno;
+	uint64_t elapsed_ns;
+};
+
+int bn_load_open(const char *instance);
+void bn_load_run(struct bn_load *l);
+
+/* Sequence accounting for consumers that see every marker. */
+struct bn_seq {
+	uint64_t delivered;		/* markers of this run seen */
+	uint64_t dups;			/* seen again */
+	uint64_t late;			/* seq below the highest seen (out of order) */
+	uint64_t other;			/* events that are not this run's markers */
+	uint64_t max_seen;		/* highest seq + 1 */
+	uint64_t *bits;
+	size_t nbits;
+};
+
+void bn_seq_init(struct bn_seq *s);
+void bn_seq_add(struct bn_seq *s, uint64_t seq);
+/* markers of 0..@written-1 never seen */
+uint64_t bn_seq_missing(const struct bn_seq *s, uint64_t written);
+void bn_seq_free(struct bn_seq *s);
+
+/* Latency samples (ns) and their percentiles. */
+struct bn_lat {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+void bn_lat_add(struct bn_lat *l, uint64_t ns);
+/* @pct in 0..100; 0 when empty. Sorts the samples. */
+uint64_t bn_lat_pct(struct bn_lat *l, double pct);
+
+#endif

@@ -1,0 +1,132 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1
+#
+# make bench: every consumer at every offered rate, REPS repetitions, in one
+# run; medians, same-repetition ratios and the targets of issues 3 and 4 as a
+# Markdown table on stdout and in build/bench/results.md (raw lines in
+# build/bench/raw.txt).
+#
+#   BENCH_RATES="100000 500000 1000000 0"   offered events/s, 0 = writer max
+#   BENCH_REPS=3  BENCH_DURATION_MS=1000    repetitions, writer time per point
+#   BENCH_ONLY="lib mmap"                   run only these consumers
+#
+# A consumer whose program is missing (not built yet) is listed as such in
+# the table; it does not stop the run.
+
+O=build
+B=$O/bench
+RATES=${BENCH_RATES:-100000 500000 1000000 0}
+REPS=${BENCH_REPS:-3}
+DUR=${BENCH_DURATION_MS:-1000}
+TRACEFS=/sys/kernel/tracing
+# an event that never fires: trace-cmd needs one to start, every tool gets the same
+EV="-e syscalls:sys_enter_reboot"
+
+die() { echo "run-bench: $*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "needs root for tracefs"
+[ -d $TRACEFS/instances ] || die "tracefs is not mounted at $TRACEFS: run 'sh scripts/mount-tracefs.sh'"
+[ "$(nproc)" -ge 2 ] || die "needs 2 CPUs: the writer on CPU 0, the consumer on CPU 1"
+for p in tm-bench tm-consume tm-load; do
+	[ -x $B/$p ] || die "$B/$p is missing: run 'make bench'"
+done
+
+OUT=$(mktemp -d /dev/shm/tmbench-bn.XXXXXX) || die "cannot create a directory in /dev/shm"
+RAW=$B/raw.txt
+RES=$B/results.md
+PIDS=
+
+cleanup() {
+	# instances of tm-bench runs that were killed before they could clean up
+	for p in $PIDS; do
+		for d in $TRACEFS/instances/tmtest-bn-$p-*; do
+			[ -d "$d" ] && rmdir "$d" 2>/dev/null
+		done
+	done
+	rm -rf "$OUT"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+# which tracemap tool and trace-cmd-mmap launcher this tree built
+TRACEMAP=
+for t in $O/tracemap $O/tools/tracemap; do
+	[ -x $t ] && TRACEMAP=$t && break
+done
+TCMMAP=
+[ -x $O/plugins/trace-cmd/trace-cmd-mmap ] && TCMMAP=$O/plugins/trace-cmd/trace-cmd-mmap
+CAPS=$($B/tm-consume -c)
+has_cap() { case " $CAPS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# name|kind|missing-reason-or-empty|command
+CONS="$B/tm-consume -B {I} -t {T} -R {R} -m"
+consumers() {
+	r=; has_cap lib || r="lib/stream.c not built"
+	echo "lib|own|$r|$CONS lib"
+	echo "lib-busy|own|$r|$CONS busy"
+	r=; [ -n "$TRACEMAP" ] || r="tools/tracemap not built"
+	echo "tm-text|text|$r|$TRACEMAP stream -B {I} $EV"
+	echo "tm-raw|raw|$r|$TRACEMAP stream -B {I} $EV --raw"
+	r=; command -v trace-cmd >/dev/null || r="trace-cmd not installed"
+	echo "tc-stream|text|$r|trace-cmd stream -d --no-filter -B {I} $EV"
+	echo "tracefs|own||$CONS tracefs"
+	echo "read|own||$CONS read"
+	echo "mmap|own||$CONS mmap"
+	r=; [ -n "$TCMMAP" ] || r="trace-cmd-mmap not built"
+	echo "tcm-record|dat|$r|$TCMMAP record -d --no-filter -B {I} $EV -o {O}.dat"
+	echo "tcm-stream|text|$r|$TCMMAP stream -d --no-filter -B {I} $EV"
+	r=; command -v trace-cmd >/dev/null || r="trace-cmd not installed"
+	echo "tc-record|dat|$r|trace-cmd record -d --no-filter -B {I} $EV -o {O}.dat"
+}
+
+selected() {
+	[ -z "$BENCH_ONLY" ] && return 0
+	case " $BENCH_ONLY " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+: > $RAW
+start=$(date +%s)
+echo "# tracemap bench: rates [$RATES] x $REPS repetitions, ${DUR} ms each, writer CPU 0, consumer CPU 1, 1 MiB per CPU" >&2
+consumers | while IFS='|' read -r name kind missing cmd; do
+	selected "$name" || continue
+	[ -n "$missing" ] && echo "name=$name unavailable=$(echo "$missing" | tr ' ' '_')" >> $RAW
+done
+rep=1
+while [ $rep -le "$REPS" ]; do
+	for rate in $RATES; do
+		consumers > $OUT/list
+		while IFS='|' read -r name kind missing cmd; do
+			selected "$name" || continue
+			[ -n "$missing" ] && continue
+			# shellcheck disable=SC2086
+			$B/tm-bench -n "$name" -r "$rate" -d "$DUR" -k "$kind" -o "$OUT" -R "$rep" \
+				-S 3000 -- $cmd > $OUT/line 2> $OUT/bench.err < /dev/null &
+			pid=$!
+			PIDS="$PIDS $pid"
+			wait $pid
+			if grep -q '^name=' $OUT/line; then
+				cat $OUT/line >> $RAW
+			else
+				echo "name=$name rate=$rate rep=$rep error=tm-bench-failed" >> $RAW
+				sed 's/^/  | /' $OUT/bench.err >&2
+			fi
+			printf '  rep %s rate %-7s %-10s %s\n' "$rep" "$rate" "$name" \
+				"$(sed -n 's/.*written=\([0-9]*\).*unique=\([0-9]*\) missing=\([0-9]*\).*cpu_per_ev=\([0-9.]*\) stop_ms=\([0-9.]*\) stopped=\([01]\).*error=\(.*\)/written \1 delivered \2 lost \3 cpu\/ev \4 ns stop \5 ms stopped \6 \7/p' $OUT/line)" >&2
+			rm -f "$OUT/$name-$rate-$rep".*
+		done < $OUT/list
+	done
+	rep=$((rep + 1))
+done
+secs=$(( $(date +%s) - start ))
+
+{
+	echo "# tracemap benchmark results"
+	echo
+	echo "Command: \`make bench\` (bench/run-bench.sh; BENCH_RATES=\"$RATES\" BENCH_REPS=$REPS" \
+		"BENCH_DURATION_MS=$DUR), $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
+		"$(nproc) CPUs, measured in ${secs} s."
+	echo
+	awk -f bench/summarize.awk -v reps="$REPS" $RAW
+} > $RES
+cat $RES

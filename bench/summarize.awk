@@ -1,0 +1,385 @@
+# SPDX-License-Identifier: LGPL-2.1
+#
+# Turns the key=value lines of tm-bench (build/bench/raw.txt) into the
+# Markdown tables of build/bench/results.md: medians over repetitions,
+# same-repetition ratios, the highest lossless offered rate and the targets
+# of issues 3 and 4.   awk -f bench/summarize.awk -v reps=3 raw.txt
+
+function isort(a, n,    i, j, t) {
+	for (i = 2; i <= n; i++) {
+		t = a[i]
+		for (j = i - 1; j >= 1 && a[j] + 0 > t + 0; j--)
+			a[j + 1] = a[j]
+		a[j + 1] = t
+	}
+}
+
+# median of the values v[key, 1..reps] that exist; "" when none
+function med(key,    a, n, r) {
+	n = 0
+	for (r = 1; r <= reps; r++)
+		if ((key, r) in v)
+			a[++n] = v[key, r]
+	if (!n)
+		return ""
+	isort(a, n)
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+
+function maxv(key,    m, r) {
+	m = ""
+	for (r = 1; r <= reps; r++)
+		if ((key, r) in v && (m == "" || v[key, r] + 0 > m + 0))
+			m = v[key, r]
+	return m
+}
+
+function nreps(name, rate,    n, r) {
+	n = 0
+	for (r = 1; r <= reps; r++)
+		if ((name SUBSEP rate SUBSEP "written", r) in v)
+			n++
+	return n
+}
+
+# median over repetitions of A/B of one field, both measured in the same repetition
+function ratio(a, b, rate, f,    x, n, r, ka, kb) {
+	n = 0
+	for (r = 1; r <= reps; r++) {
+		ka = a SUBSEP rate SUBSEP f
+		kb = b SUBSEP rate SUBSEP f
+		if ((ka, r) in v && (kb, r) in v && v[kb, r] + 0 > 0)
+			x[++n] = v[ka, r] / v[kb, r]
+	}
+	if (!n)
+		return ""
+	isort(x, n)
+	return n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
+}
+
+function rname(r) {
+	if (r == 0) return "max"
+	if (r >= 1000000 && r % 1000000 == 0) return r / 1000000 "M"
+	if (r >= 1000 && r % 1000 == 0) return r / 1000 "k"
+	return r
+}
+
+function num(x) {
+	if (x == "") return "–"
+	x += 0
+	if (x >= 1000000) return sprintf("%.2fM", x / 1000000)
+	if (x >= 10000) return sprintf("%.0fk", x / 1000)
+	return sprintf("%.0f", x)
+}
+
+function us(ns) { return ns == "" ? "–" : sprintf("%.0f µs", (ns + 0) / 1000) }
+
+function bytes(b) {
+	if (b == "" || b + 0 == 0) return "–"
+	b += 0
+	if (b >= 1048576) return sprintf("%.1f MiB", b / 1048576)
+	return sprintf("%.0f KiB", b / 1024)
+}
+
+function stopcell(name, rate,    k, n, r, ok) {
+	k = name SUBSEP rate SUBSEP "stopped"
+	n = 0; ok = 0
+	for (r = 1; r <= reps; r++)
+		if ((k, r) in v) {
+			n++
+			ok += v[k, r]
+		}
+	if (!n) return "–"
+	if (ok < n) return sprintf("did not stop (%d/%d)", n - ok, n)
+	return sprintf("%.0f ms", med(name SUBSEP rate SUBSEP "stop_ms"))
+}
+
+function lostcell(name, rate,    m, x) {
+	m = med(name SUBSEP rate SUBSEP "missing")
+	x = maxv(name SUBSEP rate SUBSEP "missing")
+	if (m == "") return "–"
+	if (x + 0 > m + 0) return num(m) " (max " num(x) ")"
+	return num(m)
+}
+
+function reportedcell(name, rate,    l, u) {
+	l = med(name SUBSEP rate SUBSEP "reported_lost")
+	u = maxv(name SUBSEP rate SUBSEP "reported_unknown")
+	if (l == "") return "–"
+	return num(l) (u + 0 > 0 ? " +?" : "") " / " num(med(name SUBSEP rate SUBSEP "kernel_overrun"))
+}
+
+# highest offered rate at which every repetition lost nothing ("max" above all)
+function lossless(name,    i, r, best, k, n, rr, ok) {
+	best = "none"
+	for (i = 1; i <= nrates; i++) {
+		r = rates[i]
+		n = nreps(name, r)
+		if (!n)
+			continue
+		ok = 1
+		for (rr = 1; rr <= reps; rr++) {
+			k = name SUBSEP r SUBSEP "missing"
+			if ((k, rr) in v && v[k, rr] + 0 > 0)
+				ok = 0
+			if ((name SUBSEP r SUBSEP "failed_run", rr) in v)
+				ok = 0
+		}
+		if (ok)
+			best = r == 0 ? "max (" num(med(name SUBSEP r SUBSEP "achieved")) "/s)" : rname(r)
+	}
+	return best
+}
+
+function lossless_rate(name,    i, r, best, rr, ok, k) {
+	best = -1
+	for (i = 1; i <= nrates; i++) {
+		r = rates[i]
+		if (!nreps(name, r))
+			continue
+		ok = 1
+		for (rr = 1; rr <= reps; rr++) {
+			k = name SUBSEP r SUBSEP "missing"
+			if ((k, rr) in v && v[k, rr] + 0 > 0)
+				ok = 0
+		}
+		if (ok)
+			best = r == 0 ? med(name SUBSEP r SUBSEP "achieved") + 0 : r
+	}
+	return best
+}
+
+function fx(x) { return x == "" ? "–" : sprintf("%.2f", x) }
+
+function row(name, rate,    lat) {
+	lat = "–"
+	if (med(name SUBSEP rate SUBSEP "lat_n") + 0 > 0)
+		lat = us(med(name SUBSEP rate SUBSEP "lat_p50_ns")) " / " \
+		      us(med(name SUBSEP rate SUBSEP "lat_p99_ns"))
+	printf "| %s | %s | %s | %s%s | %s | %s | %s | %s | %s |\n", label[name], rname(rate),
+	       num(med(name SUBSEP rate SUBSEP "achieved")),
+	       num(med(name SUBSEP rate SUBSEP "unique")), noseq[name] ? "*" : "",
+	       lostcell(name, rate), reportedcell(name, rate),
+	       num(med(name SUBSEP rate SUBSEP "cpu_per_ev")), stopcell(name, rate), lat
+}
+
+function row4(name, rate) {
+	printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", label[name], rname(rate),
+	       num(med(name SUBSEP rate SUBSEP "achieved")),
+	       num(med(name SUBSEP rate SUBSEP "unique")), lostcell(name, rate),
+	       num(med(name SUBSEP rate SUBSEP "cpu_per_ev")),
+	       bytes(med(name SUBSEP rate SUBSEP "file_bytes")), stopcell(name, rate)
+}
+
+function verdict(ok) { return ok == "" ? "n/a" : ok ? "met" : "**missed**" }
+
+BEGIN {
+	split("lib lib-busy tm-text tm-raw tc-stream tracefs read mmap", order3, " ")
+	split("tcm-record tc-record tcm-stream tc-stream", order4, " ")
+	label["lib"] = "library stream (default)"
+	label["lib-busy"] = "library stream (busy-poll)"
+	label["tm-text"] = "`tracemap stream` text"
+	label["tm-raw"] = "`tracemap stream --raw`"
+	label["tc-stream"] = "`trace-cmd stream`"
+	label["tracefs"] = "libtracefs iterate_raw_events"
+	label["read"] = "read() + kbuffer"
+	label["mmap"] = "minimal mmap + GET_READER (floor)"
+	label["tcm-record"] = "`trace-cmd-mmap record`"
+	label["tc-record"] = "`trace-cmd record -d --no-filter`"
+	label["tcm-stream"] = "`trace-cmd-mmap stream`"
+	nrates = 0
+}
+
+{
+	delete kv
+	for (i = 1; i <= NF; i++) {
+		eq = index($i, "=")
+		if (eq)
+			kv[substr($i, 1, eq - 1)] = substr($i, eq + 1)
+	}
+	name = kv["name"]
+	if ("unavailable" in kv) {
+		unavail[name] = kv["unavailable"]
+		gsub("_", " ", unavail[name])
+		next
+	}
+	rate = kv["rate"] + 0
+	if (!(rate in seenrate)) {
+		seenrate[rate] = 1
+		rates[++nrates] = rate
+	}
+	seen[name] = 1
+	if (kv["error"] != "none") {
+		errors[name] = errors[name] " " rname(rate) "/" kv["rep"] ":" kv["error"]
+		v[name, rate, "failed_run", kv["rep"]] = 1
+		next
+	}
+	if (kv["noseq"] == 1)
+		noseq[name] = 1
+	for (k in kv)
+		if (k != "name" && k != "rate" && k != "rep" && k != "error")
+			v[name, rate, k, kv["rep"]] = kv[k]
+}
+
+END {
+	# rates in offered order, "max" (0) last
+	for (i = 2; i <= nrates; i++) {
+		t = rates[i]
+		for (j = i - 1; j >= 1 && (rates[j] == 0 ? 1e18 : rates[j]) > (t == 0 ? 1e18 : t); j--)
+			rates[j + 1] = rates[j]
+		rates[j + 1] = t
+	}
+
+	print "## Issue 3: consumers of one instance (writer CPU 0, consumer CPU 1, 1 MiB per CPU)"
+	print ""
+	print "Medians of " reps " repetitions. *lost* = markers never delivered (sequence gaps; max over the"
+	print "repetitions in brackets when it differs); *reported* = losses the consumer reported (\"+?\" ="
+	print "flagged without a count) / the kernel's overrun counter. *CPU ns/event* = user+sys time of"
+	print "every process of the consumer from ready to exit, per delivered marker. *stop* = SIGINT to exit."
+	print "\\* delivered counted without sequence numbers (kernel counters or output lines)."
+	print ""
+	print "| consumer | offered | achieved/s | delivered | lost | reported / overrun | CPU ns/event | stop | latency p50 / p99 |"
+	print "|---|---|---|---|---|---|---|---|---|"
+	for (o = 1; o <= 8; o++) {
+		n = order3[o]
+		if (n in unavail) {
+			printf "| %s | – | – | – | – | – | – | – | not measured: %s |\n", label[n], unavail[n]
+			continue
+		}
+		for (i = 1; i <= nrates; i++)
+			if (nreps(n, rates[i]))
+				row(n, rates[i])
+	}
+	print ""
+	print "## Issue 4: trace-cmd with the mapping vs stock trace-cmd"
+	print ""
+	print "| command | offered | achieved/s | recorded | lost | CPU ns/event (all trace-cmd processes) | trace.dat | stop |"
+	print "|---|---|---|---|---|---|---|---|"
+	for (o = 1; o <= 4; o++) {
+		n = order4[o]
+		if (n in unavail) {
+			printf "| %s | – | – | – | – | – | – | not measured: %s |\n", label[n], unavail[n]
+			continue
+		}
+		for (i = 1; i <= nrates; i++)
+			if (nreps(n, rates[i]))
+				row4(n, rates[i])
+	}
+	print ""
+	print "## Highest offered rate with zero loss in every repetition"
+	print ""
+	print "| consumer | lossless up to |"
+	print "|---|---|"
+	for (o = 1; o <= 8; o++)
+		if (order3[o] in seen)
+			printf "| %s | %s |\n", label[order3[o]], lossless(order3[o])
+	for (o = 1; o <= 3; o++)
+		if (order4[o] in seen)
+			printf "| %s | %s |\n", label[order4[o]], lossless(order4[o])
+	print ""
+	print "## Same-repetition ratios (median over repetitions) and targets"
+	print ""
+	print "| offered | library / floor CPU (≤ 1.25) | trace-cmd stream / library CPU (≥ 10) | trace-cmd stream / tracemap text CPU (≥ 2) | trace-cmd-mmap / stock record CPU (≤ 1) | trace-cmd-mmap / stock stream CPU |"
+	print "|---|---|---|---|---|---|"
+	for (i = 1; i <= nrates; i++) {
+		r = rates[i]
+		a = ratio("lib", "mmap", r, "cpu_per_ev")
+		b = ratio("tc-stream", "lib", r, "cpu_per_ev")
+		c = ratio("tc-stream", "tm-text", r, "cpu_per_ev")
+		d = ratio("tcm-record", "tc-record", r, "cpu_per_ev")
+		e = ratio("tcm-stream", "tc-stream", r, "cpu_per_ev")
+		printf "| %s | %s %s | %s %s | %s %s | %s %s | %s |\n", rname(r),
+		       fx(a), a == "" ? "" : verdict(a <= 1.25), fx(b), b == "" ? "" : verdict(b >= 10),
+		       fx(c), c == "" ? "" : verdict(c >= 2), fx(d), d == "" ? "" : verdict(d <= 1),
+		       fx(e)
+	}
+	print ""
+	print "| target | measured | verdict |"
+	print "|---|---|---|"
+	if ("lib" in seen) {
+		ok = 1; s = ""
+		for (i = 1; i <= nrates; i++) {
+			m = maxv("lib" SUBSEP rates[i] SUBSEP "missing")
+			s = s rname(rates[i]) ": " num(m) " "
+			if (m + 0 > 0) ok = 0
+		}
+		printf "| library stream: zero loss at every offered rate | lost (max of reps) %s | %s |\n", s, verdict(ok)
+		ok = 1; s = ""
+		for (i = 1; i <= nrates; i++) {
+			m = med("lib" SUBSEP rates[i] SUBSEP "lat_p99_ns")
+			s = s rname(rates[i]) ": " us(m) " "
+			if (m + 0 >= 1000000) ok = 0
+		}
+		printf "| library p99 latency < 1 ms (default settings) | %s | %s |\n", s, verdict(ok)
+	}
+	if ("lib-busy" in seen) {
+		ok = 1; s = ""
+		for (i = 1; i <= nrates; i++) {
+			m = med("lib-busy" SUBSEP rates[i] SUBSEP "lat_p99_ns")
+			s = s rname(rates[i]) ": " us(m) " "
+			if (m + 0 >= 50000) ok = 0
+		}
+		printf "| library p99 latency < 50 µs (busy-poll) | %s | %s |\n", s, verdict(ok)
+	}
+	if ("tm-text" in seen && "tc-stream" in seen) {
+		a = lossless_rate("tm-text"); b = lossless_rate("tc-stream")
+		printf "| `tracemap stream` lossless rate ≥ 3x `trace-cmd stream` | %s vs %s | %s |\n",
+		       a < 0 ? "none" : num(a), b < 0 ? "none" : num(b),
+		       a < 0 ? verdict(0) : b <= 0 ? verdict(1) " (stock has no lossless rate)" : verdict(a >= 3 * b)
+	}
+	if ("tm-text" in seen) {
+		ok = 1; s = ""
+		for (i = 1; i <= nrates; i++) {
+			k = "tm-text" SUBSEP rates[i]
+			m = maxv(k SUBSEP "stop_ms")
+			s = s rname(rates[i]) ": " num(m) " ms "
+			for (rr = 1; rr <= reps; rr++)
+				if ((k SUBSEP "stopped", rr) in v && (v[k, "stopped", rr] + 0 == 0 || v[k, "stop_ms", rr] + 0 > 1000))
+					ok = 0
+		}
+		printf "| `tracemap stream` stops within 1 s of SIGINT | max %s | %s |\n", s, verdict(ok)
+	}
+	if ("tcm-record" in seen && "tc-record" in seen) {
+		ok = 1; s = ""
+		for (i = 1; i <= nrates; i++) {
+			r = rates[i]
+			if (maxv("tc-record" SUBSEP r SUBSEP "missing") + 0 == 0) {
+				m = maxv("tcm-record" SUBSEP r SUBSEP "missing")
+				s = s rname(r) ": " num(m) " "
+				if (m + 0 > 0) ok = 0
+			}
+		}
+		printf "| `trace-cmd-mmap record`: zero loss wherever stock has none | lost %s | %s |\n", s, verdict(ok)
+	}
+	if ("tcm-stream" in seen && "tc-stream" in seen) {
+		ok = 1; s = ""
+		for (i = 1; i <= nrates; i++) {
+			r = rates[i]
+			if (maxv("tc-stream" SUBSEP r SUBSEP "missing") + 0 > 0) {
+				m = maxv("tcm-stream" SUBSEP r SUBSEP "missing")
+				s = s rname(r) ": " num(m) " "
+				if (m + 0 > 0) ok = 0
+			}
+		}
+		printf "| `trace-cmd-mmap stream` lossless where stock loses | lost %s | %s |\n", s == "" ? "(stock lost nothing)" : s, verdict(ok)
+		ok = 1; s = ""
+		for (i = 1; i <= nrates; i++) {
+			k = "tcm-stream" SUBSEP rates[i]
+			for (rr = 1; rr <= reps; rr++)
+				if ((k SUBSEP "stopped", rr) in v && (v[k, "stopped", rr] + 0 == 0 || v[k, "stop_ms", rr] + 0 > 1000))
+					ok = 0
+			s = s rname(rates[i]) ": " stopcell("tcm-stream", rates[i]) " "
+		}
+		printf "| `trace-cmd-mmap stream` stops within 1 s | %s | %s |\n", s, verdict(ok)
+	}
+	first = 1
+	for (n in errors) {
+		if (first) {
+			print ""
+			print "Failed points (not in the medians):"
+			print ""
+			first = 0
+		}
+		printf "- %s:%s\n", label[n] ? label[n] : n, errors[n]
+	}
+}
