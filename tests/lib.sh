@@ -11,7 +11,8 @@ TL_PIDS=
 tl_cleanup() {
 	for p in $TL_PIDS; do kill "$p" 2>/dev/null; done
 	for p in $TL_PIDS; do wait "$p" 2>/dev/null; done
-	for i in $TL_INSTANCES; do
+	# tl_instance usually runs in $(...): its names come back through a file
+	for i in $TL_INSTANCES $(cat "$TL_TMP/instances" 2>/dev/null); do
 		d="$TL_TRACEFS/instances/$i"
 		[ -d "$d" ] || continue
 		echo 0 > "$d/tracing_on" 2>/dev/null
@@ -42,6 +43,7 @@ tl_instance() {
 	name="tmtest-$1-$$-$(date +%s%N | tail -c 7)"
 	mkdir "$TL_TRACEFS/instances/$name" || tl_fail "cannot create instance $name"
 	TL_INSTANCES="$TL_INSTANCES $name"
+	echo "$name" >> "$TL_TMP/instances"
 	[ -n "$2" ] && echo "$2" > "$TL_TRACEFS/instances/$name/buffer_size_kb"
 	echo "$name"
 }
