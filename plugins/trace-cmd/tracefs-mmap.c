@@ -1,0 +1,791 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * libtracemap-tracecmd.so: the nine libtracefs tracefs_cpu_* calls of
+ * trace-cmd's recorder (lib/trace-cmd/trace-recorder.c) served from the
+ * ring-buffer mapping through libtracemap. Preloaded by trace-cmd-mmap(1).
+ *
+ * The host's convention is kept, not the house one: these functions return
+ * what libtracefs 1.6.4 returns (NULL/-1 with errno, 0 for "nothing"), see
+ * Documentation/trace-cmd-mmap.1.txt.
+ *
+ * Only objects this file creates are served from the mapping; they are
+ * recognised by a registry of pointers plus a magic number. Every other
+ * object (alloc_fd() around guest sockets, objects libtracefs opens for
+ * itself, objects of instances that cannot be mapped) goes to the real
+ * functions, found with dlsym(RTLD_NEXT) so the plugin never links
+ * libtracefs.
+ *
+ * Signal safety: trace-cmd calls tracefs_cpu_stop() from its SIGUSR1 and
+ * SIGALRM handlers and tracefs_cpu_flush_write() from its SIGUSR2 handler.
+ * Both only touch preallocated memory, make system calls and read the
+ * registry, which the handlers never change. A handler-time flush that
+ * interrupts the main flow in the middle of producing pages (busy set)
+ * does nothing but ask the main flow to flush a page before it waits again.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracefs.h>
+
+#include "tracemap.h"
+
+#define PLUGIN_NAME	"libtracemap-tracecmd.so"
+#define OPTS_ENV	"TRACEMAP_TRACECMD"
+#define MSG_PREFIX	"trace-cmd-mmap: "
+
+/* the nine symbols trace-cmd imports; everything else stays hidden */
+#define EXPORT		__attribute__((visibility("default")))
+
+#define TCM_MAGIC	0x746d6d70u	/* "tmmp" */
+#define MAX_OBJECTS	1024
+#define BATCH_PAGES	16		/* pages per write(): what one splice of 64 KiB moves */
+
+/* ------------------------------------------------------------ options */
+
+static struct {
+	bool disabled;			/* mmap=0: everything goes to libtracefs */
+	bool snapshot;			/* mode=snapshot (extract only) */
+	bool stats;
+	bool verbose;
+	unsigned int max_age_ms;	/* 0: partial pages only on flush and stop */
+} opt;
+
+/* ------------------------------------------------------- real libtracefs */
+
+static struct {
+	typeof(tracefs_cpu_open) *open;
+	typeof(tracefs_cpu_alloc_fd) *alloc_fd;
+	typeof(tracefs_cpu_close) *close;
+	typeof(tracefs_cpu_read_size) *read_size;
+	typeof(tracefs_cpu_read) *read;
+	typeof(tracefs_cpu_write) *write;
+	typeof(tracefs_cpu_pipe) *pipe;
+	typeof(tracefs_cpu_flush_write) *flush_write;
+	typeof(tracefs_cpu_stop) *stop;
+	typeof(tracefs_instance_get_name) *get_name;
+	typeof(tracefs_instance_get_trace_dir) *get_trace_dir;
+	typeof(tracefs_tracing_dir) *tracing_dir;
+	const void *base;		/* load address of libtracefs */
+} real;
+
+/* ------------------------------------------------------------ objects */
+
+struct tcm_stats {
+	unsigned long long pages;	/* sub-buffers written */
+	unsigned long long flushed;	/* of which handed out before the kernel left them */
+	unsigned long long bytes;
+	unsigned long long writes;	/* write() calls on the output */
+	unsigned long long waits;	/* blocking waits */
+	unsigned long long flush_calls;	/* tracefs_cpu_flush_write() calls */
+	unsigned long long deferred_flushes; /* ... that came in the middle of producing */
+};
+
+struct tcm {
+	unsigned int magic;
+	int cpu;
+	struct tracemap_cpu *c;
+	int fd;				/* trace_pipe_raw of c: poll and the stop wake-up */
+	int ctrl[2];			/* stop() wakes a blocked wait through it */
+	int subbuf;
+	bool perm_nonblock;		/* opened non-blocking (record --poll) */
+	volatile sig_atomic_t stopped;
+	volatile sig_atomic_t busy;	/* producing: a handler-time flush must not run */
+	volatile sig_atomic_t flush_req;
+	int idle_wakes;
+	unsigned char *batch;		/* BATCH_PAGES sub-buffers */
+	struct tcm_stats st;
+	char label[80];			/* "instance foo cpu 1" for messages */
+};
+
+/* Written only by the main flow; handlers only read it. */
+static struct tcm *registry[MAX_OBJECTS];
+static int registry_hi;
+
+static struct tcm *lookup(const struct tracefs_cpu *tcpu)
+{
+	struct tcm *t;
+	int i, hi = __atomic_load_n(&registry_hi, __ATOMIC_ACQUIRE);
+
+	if (!tcpu)
+		return NULL;
+	for (i = 0; i < hi; i++) {
+		t = __atomic_load_n(&registry[i], __ATOMIC_ACQUIRE);
+		if (t == (const struct tcm *)tcpu && t->magic == TCM_MAGIC)
+			return t;
+	}
+	return NULL;
+}
+
+static bool registry_add(struct tcm *t)
+{
+	int i;
+
+	for (i = 0; i < MAX_OBJECTS; i++) {
+		if (registry[i])
+			continue;
+		/* pairs with the acquire loads in lookup(), also from handlers */
+		__atomic_store_n(&registry[i], t, __ATOMIC_RELEASE);
+		if (i >= registry_hi)
+			__atomic_store_n(&registry_hi, i + 1, __ATOMIC_RELEASE);
+		return true;
+	}
+	return false;
+}
+
+static void registry_del(struct tcm *t)
+{
+	int i;
+
+	for (i = 0; i < registry_hi; i++)
+		if (registry[i] == t)
+			__atomic_store_n(&registry[i], NULL, __ATOMIC_RELEASE);
+}
+
+/* ------------------------------------------------------------ messages */
+
+/* snprintf into a stack buffer and one write(): usable from handlers too */
+static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
+{
+	char msg[640];
+	va_list ap;
+	int n, e = errno;
+
+	n = snprintf(msg, sizeof(msg), MSG_PREFIX);
+	va_start(ap, fmt);
+	n += vsnprintf(msg + n, sizeof(msg) - n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(msg) - 2)
+		n = sizeof(msg) - 2;
+	msg[n++] = '\n';
+	if (write(STDERR_FILENO, msg, n) < 0)
+		errno = e;
+	errno = e;
+}
+
+/* The library's last complaint, quoted in the one fallback warning. */
+static char lib_msg[512];
+
+static void lib_print(void *ctx, enum tracemap_log_level level, const char *msg)
+{
+	if (level <= TRACEMAP_LOG_WARN)
+		snprintf(lib_msg, sizeof(lib_msg), "%s", msg);
+	if (opt.verbose)
+		say("libtracemap: %s", msg);
+}
+
+/* ------------------------------------------------------------ set-up */
+
+static void parse_options(const char *s)
+{
+	char buf[512], *tok, *save = NULL, *val;
+
+	if (!s)
+		return;
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		val = strchr(tok, '=');
+		if (val)
+			*val++ = '\0';
+		if (!strcmp(tok, "mode") && val && !strcmp(val, "consume")) {
+			opt.snapshot = false;
+		} else if (!strcmp(tok, "mode") && val && !strcmp(val, "snapshot")) {
+			opt.snapshot = true;
+		} else if (!strcmp(tok, "max-age-ms") && val && *val) {
+			char *end;
+			unsigned long v = strtoul(val, &end, 10);
+
+			if (*end || v > INT_MAX)
+				say("%s: max-age-ms=%s is not a number of milliseconds: ignored",
+				    OPTS_ENV, val);
+			else
+				opt.max_age_ms = v;
+		} else if (!strcmp(tok, "stats") && !val) {
+			opt.stats = true;
+		} else if (!strcmp(tok, "verbose") && !val) {
+			opt.verbose = true;
+		} else if (!strcmp(tok, "mmap") && val && (!strcmp(val, "0") || !strcmp(val, "1"))) {
+			opt.disabled = val[0] == '0';
+		} else if (!strcmp(tok, "trace-cmd") && val) {
+			/* the launcher's: which binary to run */
+		} else {
+			say("%s: unknown setting '%s%s%s' ignored (known: mode=consume|snapshot, "
+			    "max-age-ms=N, stats, verbose, mmap=0|1, trace-cmd=PATH)", OPTS_ENV,
+			    tok, val ? "=" : "", val ? val : "");
+		}
+	}
+}
+
+/* argv[1] of this process: trace-cmd's subcommand */
+static void read_subcommand(char *buf, size_t size)
+{
+	char cmd[256];
+	ssize_t n;
+	size_t len;
+	int fd;
+
+	buf[0] = '\0';
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	cmd[n] = '\0';
+	len = strlen(cmd) + 1;
+	if ((ssize_t)len < n)
+		snprintf(buf, size, "%s", cmd + len);
+}
+
+/* Drop this library from LD_PRELOAD so the traced command does not load it. */
+static void strip_preload(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	char *copy, *tok, *save = NULL, *out;
+	const char *self = NULL, *base;
+	Dl_info info;
+	size_t used = 0;
+
+	if (!pre)
+		return;
+	if (dladdr((void *)strip_preload, &info) && info.dli_fname)
+		self = info.dli_fname;
+	copy = strdup(pre);
+	out = calloc(1, strlen(pre) + 1);
+	if (!copy || !out)
+		goto out;
+	for (tok = strtok_r(copy, ": ", &save); tok; tok = strtok_r(NULL, ": ", &save)) {
+		base = strrchr(tok, '/');
+		base = base ? base + 1 : tok;
+		if (!strcmp(base, PLUGIN_NAME) || (self && !strcmp(tok, self)))
+			continue;
+		used += sprintf(out + used, "%s%s", used ? ":" : "", tok);
+	}
+	if (used)
+		setenv("LD_PRELOAD", out, 1);
+	else
+		unsetenv("LD_PRELOAD");
+out:
+	free(copy);
+	free(out);
+}
+
+#define RESOLVE(field, sym)	(real.field = (typeof(real.field))dlsym(RTLD_NEXT, #sym))
+
+static void __attribute__((constructor)) tcm_init(void)
+{
+	char sub[64];
+	Dl_info info;
+
+	parse_options(getenv(OPTS_ENV));
+	strip_preload();
+	unsetenv(OPTS_ENV);
+
+	/* all of them now: dlsym() is not async-signal-safe */
+	RESOLVE(open, tracefs_cpu_open);
+	RESOLVE(alloc_fd, tracefs_cpu_alloc_fd);
+	RESOLVE(close, tracefs_cpu_close);
+	RESOLVE(read_size, tracefs_cpu_read_size);
+	RESOLVE(read, tracefs_cpu_read);
+	RESOLVE(write, tracefs_cpu_write);
+	RESOLVE(pipe, tracefs_cpu_pipe);
+	RESOLVE(flush_write, tracefs_cpu_flush_write);
+	RESOLVE(stop, tracefs_cpu_stop);
+	RESOLVE(get_name, tracefs_instance_get_name);
+	RESOLVE(get_trace_dir, tracefs_instance_get_trace_dir);
+	RESOLVE(tracing_dir, tracefs_tracing_dir);
+	if (real.open && dladdr((void *)real.open, &info))
+		real.base = info.dli_fbase;
+
+	tracemap_set_print(lib_print, NULL);
+
+	if (opt.snapshot) {
+		read_subcommand(sub, sizeof(sub));
+		if (strcmp(sub, "extract")) {
+			say("mode=snapshot only applies to 'extract' (this is '%s'): consuming",
+			    sub);
+			opt.snapshot = false;
+		}
+	}
+	if (opt.verbose)
+		say("loaded (mode=%s, max-age-ms=%u%s%s)", opt.snapshot ? "snapshot" : "consume",
+		    opt.max_age_ms, opt.stats ? ", stats" : "", opt.disabled ? ", mmap=0" : "");
+}
+
+/* libtracefs calls its own exported functions through the PLT: leave those alone */
+static bool called_from_libtracefs(const void *caller)
+{
+	Dl_info info;
+
+	return real.base && dladdr(caller, &info) && info.dli_fbase == real.base;
+}
+
+/* Sub-buffer size libtracefs (and so trace-cmd) assumes: top-level events/header_page. */
+static int expected_subbuf(const char *tracefs)
+{
+	char path[PATH_MAX], buf[1024];
+	unsigned int off, size;
+	const char *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return getpagesize();
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return getpagesize();
+	buf[n] = '\0';
+	p = strstr(buf, "field: char data;");
+	if (!p || sscanf(p, "field: char data;\toffset:%u;\tsize:%u;", &off, &size) != 2)
+		return getpagesize();
+	return off + size;
+}
+
+/* ------------------------------------------------------------ open/close */
+
+static void free_tcm(struct tcm *t)
+{
+	if (!t)
+		return;
+	t->magic = 0;
+	tracemap_cpu_close(t->c);
+	if (t->ctrl[0] >= 0)
+		close(t->ctrl[0]);
+	if (t->ctrl[1] >= 0)
+		close(t->ctrl[1]);
+	free(t->batch);
+	free(t);
+}
+
+static struct tracefs_cpu *fall_back(struct tracefs_instance *instance, int cpu, bool nonblock,
+				     const char *label, const char *why)
+{
+	say("%s: %s; reading it through libtracefs (splice) instead", label, why);
+	return real.open(instance, cpu, nonblock);
+}
+
+EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, int cpu, bool nonblock)
+{
+	const void *caller = __builtin_return_address(0);
+	struct tracemap_cpu_opts o = { .sz = sizeof(o) };
+	const char *name = NULL, *dir = NULL;
+	char label[80], why[640];
+	struct tcm *t;
+	int expect, e;
+
+	if (!real.open) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	if (opt.disabled || called_from_libtracefs(caller))
+		return real.open(instance, cpu, nonblock);
+
+	if (instance) {
+		name = real.get_name ? real.get_name(instance) : NULL;
+		dir = real.get_trace_dir ? real.get_trace_dir(instance) : NULL;
+	}
+	if (!dir && real.tracing_dir)
+		dir = real.tracing_dir();
+	snprintf(label, sizeof(label), "%s%s%scpu %d", name ? "instance " : "",
+		 name ? name : "", name ? " " : "", cpu);
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->ctrl[0] = t->ctrl[1] = -1;
+	t->cpu = cpu;
+	t->perm_nonblock = nonblock;
+	snprintf(t->label, sizeof(t->label), "%s", label);
+
+	o.mode = opt.snapshot ? TRACEMAP_MODE_SNAPSHOT : TRACEMAP_MODE_CONSUME;
+	o.flags = TRACEMAP_CPU_NO_FALLBACK;
+	o.tracefs_dir = dir;
+	lib_msg[0] = '\0';
+	t->c = tracemap_cpu_open(name, cpu, &o);
+	if (!t->c) {
+		e = errno;
+		free_tcm(t);
+		if (opt.snapshot) {
+			/* a consuming fallback would destroy what the user asked to keep */
+			say("%s: cannot map the ring buffer (%s): snapshot mode needs the mapping, "
+			    "nothing extracted; use mode=consume to read it through libtracefs",
+			    label, lib_msg[0] ? lib_msg : strerror(e));
+			errno = e;
+			return NULL;
+		}
+		snprintf(why, sizeof(why), "cannot map the ring buffer (%s)",
+			 lib_msg[0] ? lib_msg : strerror(e));
+		return fall_back(instance, cpu, nonblock, label, why);
+	}
+
+	t->subbuf = tracemap_cpu_subbuf_size(t->c);
+	expect = expected_subbuf(dir ? dir : "/sys/kernel/tracing");
+	if (t->subbuf != expect) {
+		free_tcm(t);
+		snprintf(why, sizeof(why), "sub-buffers of %d bytes, but trace-cmd reads %d-byte "
+			 "pages (events/header_page)", t->subbuf, expect);
+		if (opt.snapshot) {
+			say("%s: %s: snapshot mode cannot fall back, nothing extracted", label, why);
+			errno = EINVAL;
+			return NULL;
+		}
+		return fall_back(instance, cpu, nonblock, label, why);
+	}
+
+	t->fd = tracemap_cpu_fd(t->c);
+	t->batch = malloc((size_t)BATCH_PAGES * t->subbuf);
+	if (!t->batch || (!nonblock && pipe2(t->ctrl, O_CLOEXEC | O_NONBLOCK))) {
+		e = errno;
+		free_tcm(t);
+		errno = e;
+		return NULL;
+	}
+	t->magic = TCM_MAGIC;
+	if (!registry_add(t)) {
+		free_tcm(t);
+		return fall_back(instance, cpu, nonblock, label,
+				 "more than " "1024" " open recorders");
+	}
+	if (opt.verbose)
+		say("%s: mapped %d sub-buffers of %d bytes (%s%s)", label,
+		    tracemap_cpu_nr_subbufs(t->c), t->subbuf, opt.snapshot ? "snapshot" : "consume",
+		    nonblock ? ", non-blocking" : "");
+	return (struct tracefs_cpu *)t;
+}
+
+EXPORT struct tracefs_cpu *tracefs_cpu_alloc_fd(int fd, int subbuf_size, bool nonblock)
+{
+	/* guest sockets and fifos (record -A host side), and libtracefs' own open */
+	if (!real.alloc_fd) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	return real.alloc_fd(fd, subbuf_size, nonblock);
+}
+
+static void print_stats(struct tcm *t)
+{
+	struct tracemap_cpu_stats s;
+
+	if (tracemap_cpu_stats(t->c, &s, sizeof(s)))
+		return;
+	say("%s: %llu pages (%llu flushed early) %llu bytes in %llu writes; lost %llu events%s; "
+	    "%llu GET_READER, %llu waits, %llu flush calls (%llu deferred); kernel: %llu entries, "
+	    "%llu overrun", t->label, t->st.pages, t->st.flushed, t->st.bytes, t->st.writes,
+	    (unsigned long long)s.lost, s.lost_unknown ? " plus gaps of unknown size" : "",
+	    (unsigned long long)s.get_reader, t->st.waits, t->st.flush_calls,
+	    t->st.deferred_flushes,
+	    (unsigned long long)s.kernel_entries, (unsigned long long)s.kernel_overrun);
+}
+
+EXPORT void tracefs_cpu_close(struct tracefs_cpu *tcpu)
+{
+	struct tcm *t = lookup(tcpu);
+
+	if (!t) {
+		if (tcpu && real.close)
+			real.close(tcpu);
+		return;
+	}
+	if (opt.stats)
+		print_stats(t);
+	registry_del(t);
+	free_tcm(t);
+}
+
+EXPORT int tracefs_cpu_read_size(struct tracefs_cpu *tcpu)
+{
+	struct tcm *t = lookup(tcpu);
+
+	if (!t)
+		return real.read_size ? real.read_size(tcpu) : -1;
+	return t->subbuf;
+}
+
+/* ------------------------------------------------------------ pages */
+
+static inline void set_busy(struct tcm *t, int v)
+{
+	/* the handlers run on this thread: order against them, not other CPUs */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->busy = v;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static bool partial_due(struct tcm *t)
+{
+	uint64_t since;
+
+	if (!opt.max_age_ms)
+		return false;
+	since = tracemap_cpu_pending_since(t->c);
+	return since && now_ns() - since >= (uint64_t)opt.max_age_ms * 1000000;
+}
+
+/*
+ * Up to @max whole sub-buffers into @buf: complete pages first, then at most
+ * one partial page when @flush, after stop, or when the held page is older
+ * than max-age-ms. Returns the number of pages or -1 with errno.
+ */
+static int produce(struct tcm *t, unsigned char *buf, int max, bool flush)
+{
+	bool want_flush = flush || t->stopped;
+	unsigned int flags = 0;
+	int n = 0, ret;
+
+	while (n < max) {
+		ret = tracemap_cpu_read_page(t->c, buf + (size_t)n * t->subbuf, t->subbuf, flags);
+		if (ret < 0) {
+			if (n)
+				break;
+			errno = -ret;
+			return -1;
+		}
+		if (!ret) {
+			if (flags || !(want_flush || partial_due(t)))
+				break;
+			flags = TRACEMAP_PAGE_FLUSH;
+			continue;
+		}
+		n++;
+		if (flags) {
+			/* one page the kernel may still add to; the rest waits for the next call */
+			t->st.flushed++;
+			break;
+		}
+		if (flush)
+			break;
+	}
+	return n;
+}
+
+/* Write all of @len bytes; the pages are already consumed from the buffer. */
+static int write_all(struct tcm *t, int wfd, const unsigned char *buf, size_t len)
+{
+	struct pollfd p = { .fd = wfd, .events = POLLOUT };
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = write(wfd, buf + done, len - done);
+		if (n > 0) {
+			done += n;
+			t->st.writes++;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			poll(&p, 1, 100);
+			continue;
+		}
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Wait for data, stop or a signal. Returns 1 to look for data again, 0 when
+ * stopped, -1 with errno EINTR when a signal arrived.
+ */
+static int wait_input(struct tcm *t)
+{
+	struct pollfd p[2] = {
+		{ .fd = t->fd, .events = POLLIN },
+		{ .fd = t->ctrl[0], .events = POLLIN },
+	};
+	int timeout = -1, ret;
+	uint64_t since, age;
+	char c[16];
+
+	if (t->stopped)
+		return 0;
+	if (opt.max_age_ms) {
+		timeout = opt.max_age_ms;
+		since = tracemap_cpu_pending_since(t->c);
+		if (since) {
+			age = (now_ns() - since) / 1000000;
+			timeout = age >= opt.max_age_ms ? 0 : (int)(opt.max_age_ms - age);
+		}
+	}
+	if (t->idle_wakes >= 2) {
+		/*
+		 * The fd said ready twice and no page came of it (buffer_percent 0,
+		 * or the kernel's empty GET_READER): look again in 1 ms, not at once.
+		 */
+		p[0].fd = -1;
+		if (timeout < 0 || timeout > 1)
+			timeout = 1;
+	}
+	t->st.waits++;
+	ret = poll(p, 2, timeout);
+	if (ret < 0)
+		return -1;
+	if (p[1].revents) {
+		while (read(t->ctrl[0], c, sizeof(c)) > 0)
+			;
+		t->stopped = 1;
+		return 0;
+	}
+	if (p[0].revents)
+		t->idle_wakes++;
+	return 1;
+}
+
+/*
+ * The common body of tracefs_cpu_write/pipe/read: pages into @out (a caller
+ * buffer, one page) or to @wfd (up to BATCH_PAGES). Returns bytes, 0 when
+ * there is nothing, -1 with errno (EINTR when a signal interrupts a wait).
+ */
+static int transfer(struct tcm *t, int wfd, void *out, bool nonblock)
+{
+	bool block = !nonblock && !t->perm_nonblock;
+	int n, max = out ? 1 : BATCH_PAGES;
+	unsigned char *buf = out ? out : t->batch;
+	bool flush;
+	int ret;
+
+	set_busy(t, 1);
+	for (;;) {
+		flush = t->flush_req;
+		t->flush_req = 0;
+		n = produce(t, buf, max, false);
+		if (!n && flush)
+			n = produce(t, buf, 1, true);
+		if (n < 0) {
+			ret = -1;
+			break;
+		}
+		if (n) {
+			t->idle_wakes = 0;
+			t->st.pages += n;
+			ret = n * t->subbuf;
+			if (!out && write_all(t, wfd, buf, (size_t)ret))
+				ret = -1;
+			else
+				t->st.bytes += ret;
+			break;
+		}
+		if (!block || t->stopped) {
+			ret = 0;
+			break;
+		}
+		set_busy(t, 0);
+		ret = wait_input(t);
+		set_busy(t, 1);
+		if (ret < 0)
+			break;
+	}
+	set_busy(t, 0);
+	return ret;
+}
+
+EXPORT int tracefs_cpu_write(struct tracefs_cpu *tcpu, int wfd, bool nonblock)
+{
+	struct tcm *t = lookup(tcpu);
+
+	if (!t)
+		return real.write ? real.write(tcpu, wfd, nonblock) : -1;
+	return transfer(t, wfd, NULL, nonblock);
+}
+
+EXPORT int tracefs_cpu_pipe(struct tracefs_cpu *tcpu, int wfd, bool nonblock)
+{
+	struct tcm *t = lookup(tcpu);
+
+	if (!t)
+		return real.pipe ? real.pipe(tcpu, wfd, nonblock) : -1;
+	return transfer(t, wfd, NULL, nonblock);
+}
+
+EXPORT int tracefs_cpu_read(struct tracefs_cpu *tcpu, void *buffer, bool nonblock)
+{
+	struct tcm *t = lookup(tcpu);
+
+	if (!t)
+		return real.read ? real.read(tcpu, buffer, nonblock) : -1;
+	if (!buffer) {
+		errno = EINVAL;
+		return -1;
+	}
+	return transfer(t, -1, buffer, nonblock);
+}
+
+/* Async-signal-safe: SIGUSR1/SIGALRM handlers of trace-cmd's recorders. */
+EXPORT int tracefs_cpu_stop(struct tracefs_cpu *tcpu)
+{
+	struct tcm *t = lookup(tcpu);
+	int e = errno, ret;
+
+	if (!t)
+		return real.stop ? real.stop(tcpu) : -1;
+	t->stopped = 1;
+	if (t->perm_nonblock)
+		return 0;	/* as libtracefs: a non-blocking reader never waits */
+	if (write(t->ctrl[1], "s", 1) < 0 && errno != EAGAIN)
+		return -1;
+	/* the kernel's "wake all waiters", as libtracefs does */
+	ret = ioctl(t->fd, 0) < 0 ? 1 : 0;
+	errno = e;
+	return ret;
+}
+
+/* Async-signal-safe: the SIGUSR2 handler of trace-cmd stream's recorders. */
+EXPORT int tracefs_cpu_flush_write(struct tracefs_cpu *tcpu, int wfd)
+{
+	struct tcm *t = lookup(tcpu);
+	int n, ret, e = errno;
+
+	if (!t)
+		return real.flush_write ? real.flush_write(tcpu, wfd) : -1;
+	t->st.flush_calls++;
+	if (t->busy) {
+		/* interrupted the main flow in the middle of producing: it flushes later */
+		t->flush_req = 1;
+		t->st.deferred_flushes++;
+		return 0;
+	}
+	set_busy(t, 1);
+	n = produce(t, t->batch, 1, true);
+	if (n < 0) {
+		/* EAGAIN never: a flush with nothing to hand out returns 0 */
+		set_busy(t, 0);
+		return -1;
+	}
+	ret = 0;
+	if (n) {
+		ret = t->subbuf;
+		t->st.pages++;
+		if (write_all(t, wfd, t->batch, ret))
+			ret = -1;
+		else
+			t->st.bytes += ret;
+	}
+	set_busy(t, 0);
+	if (ret >= 0)
+		errno = e;
+	return ret;
+}
