@@ -1,0 +1,57 @@
+# Documentation: asciidoc man pages in the libtracefs layout.
+#
+#   libtracemap*.txt    section 3 (the library), one page per function group
+#   *.1.txt             section 1 (the commands)
+#
+# make check-build compiles the EXAMPLE program of every page that has one
+# (a [source,c] block) against the static library, libtracefs and
+# libtraceevent; make check checks that every public function of
+# include/tracemap.h is documented and runs the examples on a private
+# instance. make doc renders the man pages (asciidoc + xmlto, or
+# asciidoctor); make install installs them under $(MANDIR) when they can be
+# rendered.
+
+DOC_DIR		:= $(O)/Documentation
+DOC_TXT		:= $(sort $(wildcard Documentation/libtracemap*.txt Documentation/*.1.txt))
+DOC_EX_PAGES	:= $(shell sh Documentation/extract-example.sh -l $(DOC_TXT))
+DOC_EXAMPLES	:= $(patsubst Documentation/%.txt,$(DOC_DIR)/examples/%,$(DOC_EX_PAGES))
+DOC_STAMPS	:= $(patsubst Documentation/%.txt,$(DOC_DIR)/man/%.stamp,$(DOC_TXT))
+
+$(DOC_DIR)/examples/%.c: Documentation/%.txt Documentation/extract-example.sh
+	@mkdir -p $(dir $@)
+	$(Q)sh Documentation/extract-example.sh $< > $@.tmp && mv $@.tmp $@
+
+$(DOC_DIR)/examples/%: $(DOC_DIR)/examples/%.c $(LIB_A) include/tracemap.h
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TEP_CFLAGS) $(TFS_CFLAGS) -o $@ $< \
+		$(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
+
+# keep the extracted sources: compiler messages point into them
+.SECONDARY: $(DOC_EXAMPLES:%=%.c)
+
+CHECK_TARGETS	+= $(DOC_EXAMPLES)
+TESTS		+= Documentation/test-examples.sh
+
+$(DOC_DIR)/man/%.stamp: Documentation/%.txt Documentation/render-man.sh
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  MAN     $<")
+	$(Q)sh Documentation/render-man.sh $< $(DOC_DIR)/man $(VERSION) && touch $@
+
+doc: $(DOC_STAMPS)
+
+# The library installs without its man pages when no renderer is installed.
+install-doc:
+	@if sh Documentation/render-man.sh --check; then \
+		$(MAKE) --no-print-directory doc && \
+		install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 && \
+		for f in $(DOC_DIR)/man/*.1 $(DOC_DIR)/man/*.3; do \
+			[ -e "$$f" ] || continue; \
+			sec=$${f##*.}; \
+			install -m 644 "$$f" $(DESTDIR)$(MANDIR)/man$$sec/ || exit 1; \
+		done; \
+	else \
+		echo "warning: man pages not installed (see above)" >&2; \
+	fi
+
+INSTALL_TARGETS	+= install-doc
+.PHONY: doc install-doc
