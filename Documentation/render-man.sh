@@ -7,6 +7,7 @@
 #
 #   render-man.sh PAGE.txt OUTDIR VERSION
 #   render-man.sh --check        exit 0 when a renderer is installed, else say what to install
+#   MAN_TOOL=asciidoctor         prefer asciidoctor when both are installed
 
 # asciidoc runs "python3 -m asciidoc": a python3 earlier in PATH (pyenv,
 # a virtualenv) may lack the module that Debian installs for /usr/bin/python3.
@@ -22,7 +23,9 @@ ASCIIDOC=$(find_asciidoc)
 XMLTO=$(command -v xmlto)
 ASCIIDOCTOR=$(command -v asciidoctor)
 
-if [ -n "$ASCIIDOC" ] && [ -n "$XMLTO" ]; then
+if [ "$MAN_TOOL" = asciidoctor ] && [ -n "$ASCIIDOCTOR" ]; then
+	tool=asciidoctor
+elif [ -n "$ASCIIDOC" ] && [ -n "$XMLTO" ] && [ "$MAN_TOOL" != asciidoctor ]; then
 	tool=asciidoc
 elif [ -n "$ASCIIDOCTOR" ]; then
 	tool=asciidoctor
