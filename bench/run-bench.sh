@@ -58,20 +58,33 @@ TCMMAP=
 CAPS=$($B/tm-consume -c)
 has_cap() { case " $CAPS " in *" $1 "*) return 0 ;; esac; return 1; }
 
+# The peers (read, libtracefs, floor) wait the way a default library stream
+# does, so that their comparison with it is about the read path: the same
+# buffer_percent and the same longest wait between drains.
+LIB_WM=0
+LIB_LAT=100
+if has_cap lib; then
+	LIB_WM=$($B/tm-consume -p | sed -n 's/^watermark=//p')
+	[ -n "$LIB_WM" ] || die "cannot learn the default watermark of the library stream"
+	l=$(sed -n 's/^#define DEFAULT_LATENCY_MS[[:space:]]*\([0-9][0-9]*\).*/\1/p' lib/stream.c)
+	[ -n "$l" ] && LIB_LAT=$l
+fi
+PEER="-w $LIB_WM -l $LIB_LAT"
+
 # name|kind|missing-reason-or-empty|command
-CONS="$B/tm-consume -B {I} -t {T} -R {R} -m"
+CONS="$B/tm-consume -B {I} -t {T} -R {R}"
 consumers() {
 	r=; has_cap lib || r="lib/stream.c not built"
-	echo "lib|own|$r|$CONS lib"
-	echo "lib-busy|own|$r|$CONS busy"
+	echo "lib|own|$r|$CONS -m lib"
+	echo "lib-busy|own|$r|$CONS -m busy"
 	r=; [ -n "$TRACEMAP" ] || r="tools/tracemap not built"
 	echo "tm-text|text|$r|$TRACEMAP stream -B {I} $EV"
 	echo "tm-raw|raw|$r|$TRACEMAP stream -B {I} $EV --raw"
 	r=; command -v trace-cmd >/dev/null || r="trace-cmd not installed"
 	echo "tc-stream|text|$r|trace-cmd stream -d --no-filter -B {I} $EV"
-	echo "tracefs|own||$CONS tracefs"
-	echo "read|own||$CONS read"
-	echo "mmap|own||$CONS mmap"
+	echo "tracefs|own||$CONS $PEER -m tracefs"
+	echo "read|own||$CONS $PEER -m read"
+	echo "mmap|own||$CONS $PEER -m mmap"
 	r=; [ -n "$TCMMAP" ] || r="trace-cmd-mmap not built"
 	echo "tcm-record|dat|$r|$TCMMAP record -d --no-filter -B {I} $EV -o {O}.dat"
 	echo "tcm-stream|text|$r|$TCMMAP stream -d --no-filter -B {I} $EV"
@@ -125,7 +138,8 @@ secs=$(( $(date +%s) - start ))
 	echo
 	echo "Command: \`make bench\` (bench/run-bench.sh; BENCH_RATES=\"$RATES\" BENCH_REPS=$REPS" \
 		"BENCH_DURATION_MS=$DUR), $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
-		"$(nproc) CPUs, measured in ${secs} s."
+		"$(nproc) CPUs, measured in ${secs} s. The read(), libtracefs and floor consumers wait" \
+		"like a default library stream: buffer_percent $LIB_WM, at most $LIB_LAT ms between drains."
 	echo
 	awk -f bench/summarize.awk -v reps="$REPS" $RAW
 } > $RES

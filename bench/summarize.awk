@@ -156,19 +156,23 @@ function row(name, rate,    lat) {
 	if (med(name SUBSEP rate SUBSEP "lat_n") + 0 > 0)
 		lat = us(med(name SUBSEP rate SUBSEP "lat_p50_ns")) " / " \
 		      us(med(name SUBSEP rate SUBSEP "lat_p99_ns"))
-	printf "| %s | %s | %s | %s%s | %s | %s | %s | %s | %s |\n", label[name], rname(rate),
+	printf "| %s | %s | %s | %s%s | %s | %s | %s | %s | %s | %s |\n", label[name], rname(rate),
 	       num(med(name SUBSEP rate SUBSEP "achieved")),
 	       num(med(name SUBSEP rate SUBSEP "unique")), noseq[name] ? "*" : "",
 	       lostcell(name, rate), reportedcell(name, rate),
-	       num(med(name SUBSEP rate SUBSEP "cpu_per_ev")), stopcell(name, rate), lat
+	       num(med(name SUBSEP rate SUBSEP "cpu_per_ev")), stopcell(name, rate), lat,
+	       pct(med(name SUBSEP rate SUBSEP "other_pct"))
 }
 
+function pct(x) { return x == "" ? "–" : sprintf("%.0f %%", x + 0) }
+
 function row4(name, rate) {
-	printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", label[name], rname(rate),
+	printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", label[name], rname(rate),
 	       num(med(name SUBSEP rate SUBSEP "achieved")),
 	       num(med(name SUBSEP rate SUBSEP "unique")), lostcell(name, rate),
 	       num(med(name SUBSEP rate SUBSEP "cpu_per_ev")),
-	       bytes(med(name SUBSEP rate SUBSEP "file_bytes")), stopcell(name, rate)
+	       bytes(med(name SUBSEP rate SUBSEP "file_bytes")), stopcell(name, rate),
+	       pct(med(name SUBSEP rate SUBSEP "other_pct"))
 }
 
 function verdict(ok) { return ok == "" ? "n/a" : ok ? "met" : "**missed**" }
@@ -236,14 +240,17 @@ END {
 	print "repetitions in brackets when it differs); *reported* = losses the consumer reported (\"+?\" ="
 	print "flagged without a count) / the kernel's overrun counter. *CPU ns/event* = user+sys time of"
 	print "every process of the consumer from ready to exit, per delivered marker. *stop* = SIGINT to exit."
+	print "*latency* = CLOCK_MONOTONIC at delivery minus at write, every 16th marker. *other* = CPU time"
+	print "of everything else (other processes, interrupts, steal) on the two CPUs during the writer's run,"
+	print "in % of both: high values mean the point was disturbed."
 	print "\\* delivered counted without sequence numbers (kernel counters or output lines)."
 	print ""
-	print "| consumer | offered | achieved/s | delivered | lost | reported / overrun | CPU ns/event | stop | latency p50 / p99 |"
-	print "|---|---|---|---|---|---|---|---|---|"
+	print "| consumer | offered | achieved/s | delivered | lost | reported / overrun | CPU ns/event | stop | latency p50 / p99 | other |"
+	print "|---|---|---|---|---|---|---|---|---|---|"
 	for (o = 1; o <= 8; o++) {
 		n = order3[o]
 		if (n in unavail) {
-			printf "| %s | – | – | – | – | – | – | – | not measured: %s |\n", label[n], unavail[n]
+			printf "| %s | – | – | – | – | – | – | – | not measured: %s | – |\n", label[n], unavail[n]
 			continue
 		}
 		for (i = 1; i <= nrates; i++)
@@ -253,12 +260,12 @@ END {
 	print ""
 	print "## Issue 4: trace-cmd with the mapping vs stock trace-cmd"
 	print ""
-	print "| command | offered | achieved/s | recorded | lost | CPU ns/event (all trace-cmd processes) | trace.dat | stop |"
-	print "|---|---|---|---|---|---|---|---|"
+	print "| command | offered | achieved/s | recorded | lost | CPU ns/event (all trace-cmd processes) | trace.dat | stop | other |"
+	print "|---|---|---|---|---|---|---|---|---|"
 	for (o = 1; o <= 4; o++) {
 		n = order4[o]
 		if (n in unavail) {
-			printf "| %s | – | – | – | – | – | – | not measured: %s |\n", label[n], unavail[n]
+			printf "| %s | – | – | – | – | – | – | not measured: %s | – |\n", label[n], unavail[n]
 			continue
 		}
 		for (i = 1; i <= nrates; i++)

@@ -6,6 +6,7 @@
  *
  *   tm-consume -m MODE -B instance -t tag [-w watermark] [-l latency_ms] [-R ready_fd]
  *   tm-consume -c        prints the modes this build has
+ *   tm-consume -p        prints the watermark (buffer_percent) a default stream sets
  *
  * MODE
  *   lib      tracemap_stream_poll() with the library's default settings; the
@@ -165,7 +166,37 @@ static int run_lib(struct cons *c, int ready_fd, bool busy)
 	tracemap_stream_close(s);
 	return r < 0 && r != -EINTR && r != -EAGAIN ? r : 0;
 }
+
+/* The buffer_percent a default stream puts in effect, for the peers to use the same. */
+static int probe_defaults(void)
+{
+	struct tracemap_stream_opts o = { .sz = sizeof(o), .on_event = lib_event };
+	struct tracemap_stream *s;
+	const char *inst;
+	char val[16];
+
+	inst = bn_instance_create(0);
+	if (!inst)
+		return 1;
+	s = tracemap_stream_open(inst, &o);
+	if (!s) {
+		fprintf(stderr, "tracemap_stream_open(%s): %s\n", inst, strerror(errno));
+		return 1;
+	}
+	if (bn_instance_read(inst, "buffer_percent", val, sizeof(val)) <= 0)
+		return 1;
+	tracemap_stream_close(s);
+	bn_instance_remove(inst);
+	printf("watermark=%d\n", atoi(val));
+	return 0;
+}
 #else
+static int probe_defaults(void)
+{
+	fprintf(stderr, "the library stream (lib/stream.c) is not built yet\n");
+	return 1;
+}
+
 static int run_lib(struct cons *c, int ready_fd, bool busy)
 {
 	fprintf(stderr, "the library stream (lib/stream.c) is not built yet\n");
@@ -418,7 +449,7 @@ static int run_mmap(struct cons *c, int ready_fd)
 static void usage(void)
 {
 	fprintf(stderr, "usage: tm-consume -m lib|busy|read|tracefs|mmap -B instance -t tag "
-		"[-w watermark] [-l latency_ms] [-R ready_fd]\n       tm-consume -c\n");
+		"[-w watermark] [-l latency_ms] [-R ready_fd]\n       tm-consume -c|-p\n");
 	exit(1);
 }
 
@@ -431,8 +462,10 @@ int main(int argc, char **argv)
 	struct rusage ru0, ru1;
 	uint64_t cpu_ns;
 
-	while ((opt = getopt(argc, argv, "cm:B:t:w:l:R:h")) != -1) {
+	while ((opt = getopt(argc, argv, "cpm:B:t:w:l:R:h")) != -1) {
 		switch (opt) {
+		case 'p':
+			return probe_defaults();
 		case 'c':
 #ifdef BN_HAVE_STREAM
 			printf("lib busy ");
