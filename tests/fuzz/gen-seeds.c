@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Seed corpus of the sub-buffer fuzz target, generated at build time by the
+ * test encoder (no binary blobs in the tree): kernel-like pages of 4, 8, 16
+ * and 64 KiB with every record kind and every lost-events form.
+ *
+ *   gen-seeds DIR
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbuf-encode.h"
+
+static const char *dir;
+static int nr_seeds;
+
+static int save(const char *what, const void *page, unsigned int size)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%02d-%s-%u", dir, nr_seeds++, what, size);
+	f = fopen(path, "w");
+	if (!f || fwrite(page, 1, size, f) != size || fclose(f)) {
+		fprintf(stderr, "gen-seeds: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* one page with each record kind written by hand */
+static int all_kinds(unsigned char *page, unsigned int size, long long lost)
+{
+	const uint64_t t0 = 987654321;
+	struct sbe e;
+	int ret = 0;
+
+	sbe_init(&e, page, size, t0);
+	ret |= sbe_event(&e, t0, NULL, 0, 0) < 0;
+	ret |= sbe_event(&e, t0 + 3, NULL, 112, 0) < 0;
+	ret |= sbe_event(&e, t0 + 4, NULL, 113, 0) < 0;
+	ret |= sbe_event(&e, t0 + 4, NULL, 6, SBE_LONG) < 0;
+	ret |= sbe_discard(&e, t0 + 4, 24) < 0;
+	ret |= sbe_discard(&e, t0 + 40, 200) < 0;
+	ret |= sbe_event(&e, t0 + (1ULL << 28), NULL, 16, 0) < 0;
+	ret |= sbe_time_extend(&e, t0 + (1ULL << 40)) < 0;
+	ret |= sbe_event(&e, t0 + (1ULL << 40) + 2, NULL, 16, SBE_EXTEND) < 0;
+	ret |= sbe_event(&e, t0 + 100, NULL, 48, SBE_ABS) < 0;
+	ret |= sbe_time_stamp(&e, t0 + 50) < 0;
+	ret |= sbe_event(&e, t0 + 51, NULL, 1000, 0) < 0;
+	sbe_end_page(&e);
+	sbe_finish(&e, lost);
+	sbe_release(&e);
+	return ret ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const unsigned int sizes[] = { 4096, 4096, 4096, 4096, 8192, 8192, 16384, 65536 };
+	static const long long losts[] = { 0, 792, -1 };
+	unsigned char *page = malloc(65536);
+	uint64_t seed = 2024;
+	struct sbe e;
+	unsigned int i;
+	int ret = 0;
+
+	if (argc != 2 || !page) {
+		fprintf(stderr, "usage: gen-seeds DIR\n");
+		return 1;
+	}
+	dir = argv[1];
+
+	for (i = 0; i < 24; i++) {
+		unsigned int size = sizes[i % 8];
+		uint64_t t0 = (i % 5 == 4) ? (0x15ULL << 59) + i : 1000000000ULL * (i + 1);
+
+		if (sbe_fill_random(&e, page, size, t0, &seed, i & 1, losts[i % 3]) < 0)
+			ret = -1;
+		sbe_release(&e);
+		ret |= save("random", page, size);
+	}
+	for (i = 0; i < 3; i++) {
+		ret |= all_kinds(page, 4096, losts[i]);
+		ret |= save("kinds", page, 4096);
+	}
+
+	/* an empty page, a full page flagged without room, a null padding in commit */
+	sbe_init(&e, page, 4096, 5);
+	sbe_finish(&e, 0);
+	ret |= save("empty", page, 4096);
+	sbe_init(&e, page, 4096, 5);
+	for (i = 0; i < 51; i++)
+		ret |= sbe_event(&e, 5 + i, NULL, 76, 0) < 0;
+	sbe_finish(&e, 7);
+	sbe_release(&e);
+	ret |= save("full", page, 4096);
+	sbe_init(&e, page, 8192, 5);
+	ret |= sbe_event(&e, 5, NULL, 20, 0) < 0;
+	ret |= sbe_null_pad(&e, 1) < 0;
+	sbe_finish(&e, 0);
+	sbe_release(&e);
+	ret |= save("nullpad", page, 8192);
+
+	free(page);
+	if (ret)
+		fprintf(stderr, "gen-seeds: failed\n");
+	return ret ? 1 : 0;
+}
