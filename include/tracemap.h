@@ -173,6 +173,7 @@ struct tracemap_cpu_stats {
 	uint64_t kernel_entries;	/* meta page: events written since reset */
 	uint64_t kernel_overrun;	/* meta page: events overwritten since reset */
 	uint64_t kernel_read;		/* meta page: events consumed since reset */
+	uint64_t late;			/* time-ordered streams: delivered after a newer event */
 };
 
 /* Copies min(@sz, sizeof) bytes of the statistics. Returns 0 or -errno. */
@@ -210,7 +211,7 @@ struct tracemap_stream_opts {
 	unsigned int cpu_flags;		/* TRACEMAP_CPU_*, for every CPU */
 	const char *cpumask;		/* hex mask as in tracing_cpumask; NULL: online CPUs */
 	int watermark;			/* buffer_percent while open; < 0: leave as it is */
-	int latency_ms;			/* deliver below the watermark and past idle CPUs within this */
+	int latency_ms;			/* deliver below the watermark within this; <= 0: 100 */
 	tracemap_event_fn on_event;
 	tracemap_lost_fn on_lost;
 	void *ctx;

@@ -974,3 +974,13 @@ void tm_cpu_count_wakeup(struct tracemap_cpu *c)
 {
 	c->st.wakeups++;
 }
+
+void tm_cpu_count_late(struct tracemap_cpu *c)
+{
+	c->st.late++;
+}
+
+uint64_t tm_cpu_regions(const struct tracemap_cpu *c)
+{
+	return c->st.pages;
+}

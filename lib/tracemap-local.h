@@ -99,5 +99,8 @@ uint64_t tm_now_ns(void);
 
 /* Streams count their wakeups here so that one stats call reports everything. */
 void tm_cpu_count_wakeup(struct tracemap_cpu *c);
+void tm_cpu_count_late(struct tracemap_cpu *c);
+/* Regions handed out so far: a stream sees from it whether a call fetched new data. */
+uint64_t tm_cpu_regions(const struct tracemap_cpu *c);
 
 #endif /* _TRACEMAP_LOCAL_H */

@@ -1,0 +1,829 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * A stream over the per-CPU readers of one instance: wakeups through
+ * poll/epoll and the instance's buffer_percent, a time-ordered merge with one
+ * pending event per CPU, and fill-priority draining when order does not
+ * matter.
+ *
+ * Ordering without waiting for idle CPUs. Every event a GET_READER (or a
+ * read(), or a copy of a live page) hands out was committed before that
+ * call. So when CPU B is found empty by a call made after the call that
+ * fetched the region of CPU A's pending event, any event B writes later was
+ * reserved after that point, that is with a newer time stamp, and A's event
+ * can go out. Calls into the readers are numbered (op) to know which came
+ * first; an idle CPU costs one empty check per region of the others, and
+ * never a wait. The exception is a writer that was stopped in the middle of
+ * a write for longer than it took us to notice (a preempted vCPU): its
+ * event arrives with an older time stamp after newer ones were delivered and
+ * is counted in tracemap_cpu_stats.late.
+ */
+#include <ctype.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tracemap-local.h"
+
+#define DEFAULT_LATENCY_MS	100
+#define MAX_MASK_CPUS		8192
+#define MIN_ROUND_REGIONS	64	/* regions one CPU may hand out per round */
+#define MAX_CORRUPT_RETRIES	16
+#define WAKEUP_BACKOFF_NS	1000000
+
+struct scpu {
+	struct tracemap_cpu *c;
+	struct tracemap_event ev;	/* the pending event, borrowed from the reader */
+	uint64_t region_op;		/* op of the call that fetched the region of ev */
+	uint64_t empty_op;		/* op of the last call that found nothing new */
+	uint64_t regions;		/* the reader's region count after the last call */
+	uint64_t round_regions;		/* regions fetched in the current round */
+	uint64_t wake_round;		/* last round counted as a wakeup */
+	int cpu;
+	bool has;
+	bool lost_told;			/* on_lost was called for the pending event */
+};
+
+struct tracemap_stream {
+	struct scpu *cpus;
+	int nr;
+	enum tracemap_mode mode;
+	unsigned int flags;
+	tracemap_event_fn on_event;
+	tracemap_lost_fn on_lost;
+	void *ctx;
+
+	int epfd;
+	int timerfd;			/* latency tick: tail below the watermark, follow mode */
+	int kickfd;			/* readable while work is left over in user space */
+
+	uint64_t op;			/* calls into the readers, in program order */
+	uint64_t round;			/* delivery rounds: each consume, each wakeup */
+	uint64_t round_op;		/* op at the start of the current round */
+	uint64_t budget;		/* regions per CPU per round */
+	uint64_t last_ts;		/* newest time delivered (ordered) */
+	struct scpu *drain;		/* unordered: the CPU being drained ... */
+	uint64_t drain_op;		/* ... and the region it was chosen for */
+	bool drained;			/* the last round found every CPU empty */
+	bool stalled;			/* the last round ended on the budget */
+	bool kicked;			/* kickfd holds a count */
+	unsigned int empty_wakeups;	/* wakeups in a row that delivered nothing */
+
+	char *percent_path;
+	int old_percent;		/* buffer_percent to restore, -1: untouched */
+};
+
+/* --------------------------------------------------------------- CPUs */
+
+/* "0-3,5" as in /sys/devices/system/cpu/online */
+static int parse_cpu_list(const char *str, bool *set, int max)
+{
+	const char *p = str;
+	long a, b;
+	char *end;
+
+	while (*p && !isspace((unsigned char)*p)) {
+		a = strtol(p, &end, 10);
+		if (end == p || a < 0)
+			return tm_err(EINVAL);
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			b = strtol(p, &end, 10);
+			if (end == p || b < a)
+				return tm_err(EINVAL);
+		}
+		for (; a <= b && a < max; a++)
+			set[a] = true;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return 0;
+}
+
+/*
+ * A hex mask as tracing_cpumask prints it: "3", "ff,ffffffff", with an
+ * optional 0x. Bit n selects CPU n.
+ */
+static int parse_cpumask(const char *str, bool *set, int max)
+{
+	const char *s = str, *e;
+	bool any = false;
+	int bit = 0, v, i;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		e--;
+	if (e == s)
+		goto bad;
+	while (e > s) {
+		e--;
+		if (*e == ',')
+			continue;
+		if (!isxdigit((unsigned char)*e))
+			goto bad;
+		v = isdigit((unsigned char)*e) ? *e - '0' : (tolower((unsigned char)*e) - 'a' + 10);
+		for (i = 0; i < 4; i++, bit++) {
+			if (!(v & (1 << i)))
+				continue;
+			if (bit >= max) {
+				tm_log(TRACEMAP_LOG_ERROR, "CPU mask '%s' selects CPU %d: no such CPU "
+				       "(see /sys/devices/system/cpu/possible)", str, bit);
+				return tm_err(ENXIO);
+			}
+			set[bit] = true;
+			any = true;
+		}
+	}
+	if (!any) {
+		tm_log(TRACEMAP_LOG_ERROR, "CPU mask '%s' selects no CPU: set at least one bit "
+		       "(3 = CPUs 0 and 1)", str);
+		return tm_err(EINVAL);
+	}
+	return 0;
+bad:
+	tm_log(TRACEMAP_LOG_ERROR, "invalid CPU mask '%s': give a hexadecimal mask as in "
+	       "tracing_cpumask, e.g. 3 for CPUs 0 and 1", str);
+	return tm_err(EINVAL);
+}
+
+static int select_cpus(const char *mask, const char *idir, bool *set, int max)
+{
+	char buf[4096], path[4200];
+	int cpu;
+
+	if (mask)
+		return parse_cpumask(mask, set, max);
+	if (tm_read_file("/sys/devices/system/cpu/online", buf, sizeof(buf)) > 0 &&
+	    !parse_cpu_list(buf, set, max))
+		return 0;
+	/* no sysfs: every CPU that has a buffer */
+	for (cpu = 0; cpu < max; cpu++) {
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d", idir, cpu);
+		if (access(path, F_OK))
+			break;
+		set[cpu] = true;
+	}
+	return cpu ? 0 : tm_err(ENXIO);
+}
+
+/* ---------------------------------------------------------- watermark */
+
+static int read_percent(const char *path)
+{
+	char buf[32];
+	char *end;
+	long v;
+	int ret;
+
+	ret = tm_read_file(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	v = strtol(buf, &end, 10);
+	if (end == buf || v < 0 || v > 100)
+		return tm_err(EPROTO);
+	return (int)v;
+}
+
+static int set_watermark(struct tracemap_stream *s, const char *idir, int watermark)
+{
+	char path[4200], val[16];
+	int old, ret;
+
+	snprintf(path, sizeof(path), "%s/buffer_percent", idir);
+	old = read_percent(path);
+	if (old < 0) {
+		tm_log(TRACEMAP_LOG_ERROR, "cannot read %s (%s): the kernel has no buffer_percent "
+		       "(Linux 5.1 or later); open with watermark -1", path, strerror(-old));
+		return old;
+	}
+	s->percent_path = strdup(path);
+	if (!s->percent_path)
+		return tm_err(ENOMEM);
+	if (watermark < 0)
+		return old;
+	if (old != watermark) {
+		snprintf(val, sizeof(val), "%d", watermark);
+		ret = tm_write_file(path, val);
+		if (ret < 0) {
+			tm_log(TRACEMAP_LOG_ERROR, "cannot write %d to %s: %s", watermark, path,
+			       strerror(-ret));
+			return ret;
+		}
+		s->old_percent = old;
+	}
+	return watermark;
+}
+
+static void restore_watermark(struct tracemap_stream *s)
+{
+	char val[16];
+	int ret;
+
+	if (s->old_percent < 0)
+		return;
+	snprintf(val, sizeof(val), "%d", s->old_percent);
+	ret = tm_write_file(s->percent_path, val);
+	if (ret < 0)
+		tm_log(TRACEMAP_LOG_WARN, "cannot restore %s to %d: %s", s->percent_path,
+		       s->old_percent, strerror(-ret));
+	s->old_percent = -1;
+}
+
+/* ------------------------------------------------------------ opening */
+
+static int add_fd(int epfd, int fd)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e) ? tm_err(errno) : 0;
+}
+
+static void kick(struct tracemap_stream *s)
+{
+	uint64_t one = 1;
+
+	s->kicked = true;
+	if (write(s->kickfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		tm_log(TRACEMAP_LOG_WARN, "stream: eventfd write: %s", strerror(errno));
+}
+
+/* Reset the tick and the kick so that the epoll fd reflects the buffers again. */
+static void clear_wakeups(struct tracemap_stream *s)
+{
+	uint64_t v;
+
+	if (s->timerfd >= 0 && read(s->timerfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		tm_log(TRACEMAP_LOG_WARN, "stream: timerfd read: %s", strerror(errno));
+	if (s->kicked) {
+		s->kicked = false;
+		if (read(s->kickfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			tm_log(TRACEMAP_LOG_WARN, "stream: eventfd read: %s", strerror(errno));
+	}
+}
+
+static int setup_wakeups(struct tracemap_stream *s, int watermark, int latency_ms)
+{
+	struct itimerspec its = { 0 };
+	bool tick;
+	int i, ret;
+
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0)
+		return tm_err(errno);
+	s->kickfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (s->kickfd < 0)
+		return tm_err(errno);
+	ret = add_fd(s->epfd, s->kickfd);
+	if (ret)
+		return ret;
+
+	/*
+	 * A consuming reader's fd is readable when the kernel's watermark is
+	 * met. Nothing is consumed in follow mode, so its fds would stay
+	 * readable: it ticks instead. Below a watermark > 0 the kernel never
+	 * wakes anyone, so the tail is fetched on the tick too.
+	 */
+	if (s->mode == TRACEMAP_MODE_CONSUME) {
+		for (i = 0; i < s->nr; i++) {
+			ret = add_fd(s->epfd, tracemap_cpu_fd(s->cpus[i].c));
+			if (ret)
+				return ret;
+		}
+	}
+	tick = s->mode == TRACEMAP_MODE_FOLLOW ||
+	       (s->mode == TRACEMAP_MODE_CONSUME && watermark != 0);
+	if (tick) {
+		s->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (s->timerfd < 0)
+			return tm_err(errno);
+		its.it_value.tv_sec = latency_ms / 1000;
+		its.it_value.tv_nsec = (long)(latency_ms % 1000) * 1000000;
+		its.it_interval = its.it_value;
+		if (timerfd_settime(s->timerfd, 0, &its, NULL))
+			return tm_err(errno);
+		ret = add_fd(s->epfd, s->timerfd);
+		if (ret)
+			return ret;
+	}
+	/* whatever is in the buffers already is work for the first consume */
+	kick(s);
+	return 0;
+}
+
+static void new_round(struct tracemap_stream *s)
+{
+	int i;
+
+	s->round++;
+	s->round_op = s->op;
+	s->drained = false;
+	s->stalled = false;
+	for (i = 0; i < s->nr; i++)
+		s->cpus[i].round_regions = 0;
+}
+
+struct tracemap_stream *tracemap_stream_open(const char *instance,
+					     const struct tracemap_stream_opts *opts)
+{
+	char tfs[4096], idir[4096];
+	struct tracemap_stream_opts o = { .sz = sizeof(o) };
+	struct tracemap_cpu_opts copts = { .sz = sizeof(copts) };
+	struct tracemap_stream *s = NULL;
+	int ret, i, n, latency, watermark, max_subbufs = 0;
+	bool *set = NULL;
+
+	if (opts) {
+		size_t sz = opts->sz;
+
+		if (sz < sizeof(size_t)) {
+			tm_err(EINVAL);
+			return NULL;
+		}
+		/* fields this version does not know must be zero */
+		for (i = sizeof(o); (size_t)i < sz; i++) {
+			if (((const unsigned char *)opts)[i]) {
+				tm_err(E2BIG);
+				return NULL;
+			}
+		}
+		memcpy(&o, opts, sz < sizeof(o) ? sz : sizeof(o));
+	}
+	if (o.mode > TRACEMAP_MODE_FOLLOW || (o.flags & ~TRACEMAP_STREAM_UNORDERED) ||
+	    o.watermark > 100) {
+		tm_log(TRACEMAP_LOG_ERROR, "stream: invalid options (mode %d, flags %#x, "
+		       "watermark %d)", o.mode, o.flags, o.watermark);
+		tm_err(EINVAL);
+		return NULL;
+	}
+	latency = o.latency_ms > 0 ? o.latency_ms : DEFAULT_LATENCY_MS;
+
+	ret = tm_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
+	if (!ret)
+		ret = tm_instance_dir(tfs, instance, idir, sizeof(idir));
+	if (ret)
+		return NULL;
+
+	set = calloc(MAX_MASK_CPUS, sizeof(*set));
+	s = calloc(1, sizeof(*s));
+	if (!set || !s) {
+		ret = tm_err(ENOMEM);
+		goto fail;
+	}
+	s->epfd = s->timerfd = s->kickfd = -1;
+	s->old_percent = -1;
+	s->mode = o.mode;
+	s->flags = o.flags;
+	s->on_event = o.on_event;
+	s->on_lost = o.on_lost;
+	s->ctx = o.ctx;
+
+	ret = select_cpus(o.cpumask, idir, set, MAX_MASK_CPUS);
+	if (ret)
+		goto fail;
+	for (i = n = 0; i < MAX_MASK_CPUS; i++)
+		n += set[i];
+	s->cpus = calloc(n, sizeof(*s->cpus));
+	if (!s->cpus) {
+		ret = tm_err(ENOMEM);
+		goto fail;
+	}
+
+	/* every reader first: a bad CPU fails before anything is changed */
+	copts.mode = o.mode;
+	copts.flags = o.cpu_flags;
+	copts.tracefs_dir = tfs;
+	for (i = 0; i < MAX_MASK_CPUS; i++) {
+		struct scpu *sc;
+
+		if (!set[i])
+			continue;
+		sc = &s->cpus[s->nr];
+		sc->cpu = i;
+		sc->c = tracemap_cpu_open(instance, i, &copts);
+		if (!sc->c) {
+			ret = -errno;
+			goto fail;
+		}
+		s->nr++;
+		if (tracemap_cpu_nr_subbufs(sc->c) > max_subbufs)
+			max_subbufs = tracemap_cpu_nr_subbufs(sc->c);
+	}
+	s->budget = max_subbufs > MIN_ROUND_REGIONS ? max_subbufs : MIN_ROUND_REGIONS;
+
+	watermark = o.watermark;
+	if (o.mode == TRACEMAP_MODE_CONSUME) {
+		watermark = set_watermark(s, idir, o.watermark);
+		if (watermark < 0) {
+			ret = watermark;
+			goto fail;
+		}
+	}
+	ret = setup_wakeups(s, watermark, latency);
+	if (ret)
+		goto fail;
+	new_round(s);
+	free(set);
+	return s;
+fail:
+	free(set);
+	tracemap_stream_close(s);
+	errno = -ret;
+	return NULL;
+}
+
+void tracemap_stream_close(struct tracemap_stream *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr; i++)
+		tracemap_cpu_close(s->cpus[i].c);
+	free(s->cpus);
+	if (s->percent_path)
+		restore_watermark(s);
+	free(s->percent_path);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	if (s->timerfd >= 0)
+		close(s->timerfd);
+	if (s->kickfd >= 0)
+		close(s->kickfd);
+	free(s);
+}
+
+int tracemap_stream_nr_cpus(const struct tracemap_stream *s)
+{
+	return s ? s->nr : tm_err(EINVAL);
+}
+
+struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int idx)
+{
+	if (!s || idx < 0 || idx >= s->nr) {
+		tm_err(EINVAL);
+		return NULL;
+	}
+	return s->cpus[idx].c;
+}
+
+int tracemap_stream_epoll_fd(const struct tracemap_stream *s)
+{
+	return s ? s->epfd : tm_err(EINVAL);
+}
+
+/* ------------------------------------------------------------ merging */
+
+static bool has_budget(const struct tracemap_stream *s, const struct scpu *sc)
+{
+	return sc->round_regions < s->budget;
+}
+
+/* One call into a reader: its next event becomes pending, or it is empty now. */
+static int fetch(struct tracemap_stream *s, struct scpu *sc)
+{
+	uint64_t op = ++s->op, regions;
+	int ret, tries = 0;
+
+	do {
+		/* -EBADMSG: counted by the reader, which skips to the next region */
+		ret = tracemap_cpu_next_event(sc->c, &sc->ev);
+	} while (ret == -EBADMSG && ++tries < MAX_CORRUPT_RETRIES);
+
+	regions = tm_cpu_regions(sc->c);
+	if (regions != sc->regions) {
+		sc->round_regions += regions - sc->regions;
+		sc->regions = regions;
+		sc->region_op = op;
+		if (sc->wake_round != s->round) {
+			sc->wake_round = s->round;
+			tm_cpu_count_wakeup(sc->c);
+		}
+	}
+	if (ret == -EBADMSG)
+		ret = 0;
+	if (ret < 0)
+		return ret;
+	if (!ret) {
+		sc->empty_op = op;
+		return 0;
+	}
+	sc->has = true;
+	sc->lost_told = false;
+	return 1;
+}
+
+/* Fetch from every CPU that holds nothing and was not looked at in this round. */
+static int refill(struct tracemap_stream *s)
+{
+	struct scpu *sc;
+	int i, ret;
+
+	for (i = 0; i < s->nr; i++) {
+		sc = &s->cpus[i];
+		if (sc->has || sc->empty_op > s->round_op || !has_budget(s, sc))
+			continue;
+		ret = fetch(s, sc);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Nothing pending: say whether every CPU was seen empty in this round. */
+static int round_end(struct tracemap_stream *s)
+{
+	int i;
+
+	for (i = 0; i < s->nr; i++) {
+		if (s->cpus[i].empty_op <= s->round_op) {
+			s->stalled = true;
+			return 0;
+		}
+	}
+	s->drained = true;
+	return 0;
+}
+
+static bool before(const struct scpu *a, const struct scpu *b)
+{
+	return a->ev.ts < b->ev.ts || (a->ev.ts == b->ev.ts && a < b);
+}
+
+/*
+ * The oldest pending event goes out once every CPU without one was found
+ * empty after that event's region was fetched.
+ */
+static int next_ordered(struct tracemap_stream *s, struct scpu **out)
+{
+	struct scpu *head, *sc;
+	bool again;
+	int i, ret;
+
+	ret = refill(s);
+	if (ret)
+		return ret;
+	for (;;) {
+		head = NULL;
+		for (i = 0; i < s->nr; i++) {
+			sc = &s->cpus[i];
+			if (sc->has && (!head || before(sc, head)))
+				head = sc;
+		}
+		if (!head)
+			return round_end(s);
+		again = false;
+		for (i = 0; i < s->nr; i++) {
+			sc = &s->cpus[i];
+			if (sc == head || sc->has || sc->empty_op > head->region_op)
+				continue;
+			if (!has_budget(s, sc)) {
+				s->stalled = true;
+				return 0;
+			}
+			ret = fetch(s, sc);
+			if (ret < 0)
+				return ret;
+			again |= ret > 0;
+		}
+		if (!again) {
+			*out = head;
+			return 1;
+		}
+	}
+}
+
+/* Events the kernel holds for this CPU beyond what it handed out (meta page). */
+static uint64_t backlog(const struct scpu *sc)
+{
+	struct tracemap_cpu_stats st;
+
+	if (tracemap_cpu_stats(sc->c, &st, sizeof(st)))
+		return 0;
+	if (st.kernel_entries < st.kernel_overrun + st.kernel_read)
+		return 0;
+	return st.kernel_entries - st.kernel_overrun - st.kernel_read;
+}
+
+/*
+ * Fill priority: drain a region of the CPU whose buffer holds the most,
+ * then choose again. Every CPU's meta page is fresh from the refill's
+ * GET_READER at the start of a round.
+ */
+static int next_unordered(struct tracemap_stream *s, struct scpu **out)
+{
+	struct scpu *best = NULL, *sc;
+	uint64_t most = 0, b;
+	int i, start, ret;
+
+	ret = refill(s);
+	if (ret)
+		return ret;
+	if (s->drain && s->drain->has && s->drain->region_op == s->drain_op) {
+		*out = s->drain;
+		return 1;
+	}
+	/* ties go round-robin, starting after the CPU drained last */
+	start = s->drain ? (int)(s->drain - s->cpus) + 1 : 0;
+	for (i = 0; i < s->nr; i++) {
+		sc = &s->cpus[(start + i) % s->nr];
+		if (!sc->has)
+			continue;
+		b = backlog(sc);
+		if (!best || b > most) {
+			best = sc;
+			most = b;
+		}
+	}
+	if (!best)
+		return round_end(s);
+	s->drain = best;
+	s->drain_op = best->region_op;
+	*out = best;
+	return 1;
+}
+
+static int merge_next(struct tracemap_stream *s, struct scpu **out)
+{
+	if (s->flags & TRACEMAP_STREAM_UNORDERED)
+		return next_unordered(s, out);
+	return next_ordered(s, out);
+}
+
+/* The pending event of @sc leaves; the reader's data stays valid until its next call. */
+static void take(struct tracemap_stream *s, struct scpu *sc)
+{
+	sc->has = false;
+	if (s->flags & TRACEMAP_STREAM_UNORDERED)
+		return;
+	if (sc->ev.ts < s->last_ts)
+		tm_cpu_count_late(sc->c);
+	else
+		s->last_ts = sc->ev.ts;
+}
+
+static int deliver(struct tracemap_stream *s, struct scpu *sc)
+{
+	int ret;
+
+	if (sc->ev.missed && s->on_lost && !sc->lost_told) {
+		/* reported once; the event stays pending if the caller stops here */
+		sc->lost_told = true;
+		ret = s->on_lost(s->ctx, sc->cpu, sc->ev.missed);
+		if (ret < 0)
+			return ret;
+	}
+	take(s, sc);
+	if (s->on_event) {
+		ret = s->on_event(s->ctx, &sc->ev);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* One round: deliver everything that can go out now, within the budget. */
+static int run_round(struct tracemap_stream *s)
+{
+	struct scpu *sc;
+	int n = 0, ret;
+
+	if (s->kicked)
+		clear_wakeups(s);
+	new_round(s);
+	for (;;) {
+		ret = merge_next(s, &sc);
+		if (ret <= 0)
+			break;
+		ret = deliver(s, sc);
+		if (ret < 0)
+			break;
+		if (n < INT_MAX)
+			n++;
+	}
+	if (n)
+		s->empty_wakeups = 0;
+	if (ret < 0)
+		return ret;
+	if (s->stalled)
+		kick(s);
+	return n;
+}
+
+/*
+ * Wait for the epoll fd until @deadline (UINT64_MAX: forever); once it has
+ * passed, only look. Returns > 0 when woken, 0 on timeout, or -errno.
+ */
+static int wait_until(struct tracemap_stream *s, uint64_t deadline)
+{
+	static const struct timespec backoff = { .tv_nsec = WAKEUP_BACKOFF_NS };
+	struct epoll_event evs[8];
+	int timeout = -1, ret;
+	uint64_t now;
+
+	/*
+	 * A wakeup is expected to bring data. If several in a row did not (a
+	 * commit still in flight, the kernel's WARN_ON(!reader) path that hands
+	 * out nothing), do not spin on a level-triggered fd.
+	 */
+	if (s->empty_wakeups > 2)
+		nanosleep(&backoff, NULL);
+	if (deadline != UINT64_MAX) {
+		now = tm_now_ns();
+		timeout = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+	}
+	ret = epoll_wait(s->epfd, evs, sizeof(evs) / sizeof(evs[0]), timeout);
+	if (ret < 0)
+		return tm_err(errno);
+	if (ret > 0)
+		clear_wakeups(s);
+	return ret;
+}
+
+static uint64_t deadline_of(int timeout_ms)
+{
+	return timeout_ms < 0 ? UINT64_MAX : tm_now_ns() + (uint64_t)timeout_ms * 1000000;
+}
+
+static bool expired(uint64_t deadline)
+{
+	return deadline != UINT64_MAX && tm_now_ns() >= deadline;
+}
+
+int tracemap_stream_consume(struct tracemap_stream *s)
+{
+	if (!s)
+		return tm_err(EINVAL);
+	clear_wakeups(s);
+	return run_round(s);
+}
+
+int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
+{
+	bool waited = false;
+	uint64_t deadline;
+	int ret;
+
+	if (!s)
+		return tm_err(EINVAL);
+	deadline = deadline_of(timeout_ms);
+	for (;;) {
+		/* after a round that found every CPU empty, only a wakeup brings news */
+		if (!s->drained) {
+			ret = run_round(s);
+			if (ret)
+				return ret;
+		}
+		if (waited && expired(deadline))
+			return 0;
+		waited = true;
+		ret = wait_until(s, deadline);
+		if (ret <= 0)
+			return ret;
+		s->drained = false;
+		s->empty_wakeups++;
+	}
+}
+
+int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event *ev,
+			       int timeout_ms)
+{
+	bool waited = false;
+	uint64_t deadline;
+	struct scpu *sc;
+	int ret;
+
+	if (!s || !ev)
+		return tm_err(EINVAL);
+	deadline = deadline_of(timeout_ms);
+	for (;;) {
+		ret = merge_next(s, &sc);
+		if (ret < 0)
+			return ret;
+		if (ret > 0) {
+			take(s, sc);
+			s->empty_wakeups = 0;
+			*ev = sc->ev;
+			return 1;
+		}
+		if (!s->stalled) {
+			if (waited && expired(deadline))
+				return 0;
+			waited = true;
+			ret = wait_until(s, deadline);
+			if (ret <= 0)
+				return ret;
+			s->empty_wakeups++;
+		}
+		new_round(s);
+	}
+}

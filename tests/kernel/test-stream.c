@@ -1,0 +1,953 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Multi-CPU streams on the real tracefs: exactly-once delivery in global
+ * time order of markers written from both CPUs, fill-priority draining in
+ * unordered mode, the latency bound with an idle CPU, buffer_percent set
+ * while open and restored on close (also when the test around the stream
+ * fails), lost events, follow and snapshot streams, the epoll fd, the pull
+ * model and the errors of tracemap_stream_open().
+ *
+ * timeout: 240
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tracemap.h"
+
+#define TAG		"st"
+#define POLL_LIMIT	20000	/* poll calls: bounds every drain loop */
+#define MAX_DELAYS	64
+
+struct got_ev {
+	uint64_t ts;
+	long seq;
+	long long missed;
+	int cpu;		/* CPU the stream reported */
+	int wcpu;		/* CPU the writer ran on, from the payload */
+};
+
+struct got {
+	struct got_ev *ev;
+	unsigned int n;
+	unsigned int cap;
+	long long lost;		/* sum of known counts given to on_lost */
+	unsigned int lost_calls;
+	unsigned int lost_before_event;	/* on_lost calls followed by an event of that CPU */
+	int lost_cpu;
+	int stop_after;		/* on_event returns -42 when n reaches it (0: never) */
+	/* latency test: delivery time minus the time of the write */
+	uint64_t delays[MAX_DELAYS];
+	unsigned int nd;
+	bool stamped;
+};
+
+static struct {
+	const char *inst;
+	struct tracemap_stream *s;
+	int marker;
+	cpu_set_t saved;
+	struct got g;
+} fx = { .marker = -1 };
+
+/* ------------------------------------------------------------- fixture */
+
+static void drop_instance(void)
+{
+	tracemap_stream_close(fx.s);
+	fx.s = NULL;
+	if (fx.marker >= 0)
+		close(fx.marker);
+	fx.marker = -1;
+	if (fx.inst)
+		th_instance_remove(fx.inst);
+	fx.inst = NULL;
+	free(fx.g.ev);
+	memset(&fx.g, 0, sizeof(fx.g));
+	fx.g.lost_cpu = -1;
+}
+
+static int setup(void **state)
+{
+	sched_getaffinity(0, sizeof(fx.saved), &fx.saved);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	drop_instance();
+	sched_setaffinity(0, sizeof(fx.saved), &fx.saved);
+	return 0;
+}
+
+static void new_instance(int buffer_kb)
+{
+	drop_instance();
+	fx.inst = th_instance_create(TAG, buffer_kb, 0);
+	assert_non_null(fx.inst);
+	fx.marker = th_marker_open(fx.inst, 0);
+	assert_true(fx.marker >= 0);
+}
+
+static int read_percent(void)
+{
+	char *v = th_instance_read(fx.inst, "buffer_percent");
+	int p;
+
+	assert_non_null(v);
+	p = atoi(v);
+	free(v);
+	return p;
+}
+
+static void set_percent(int p)
+{
+	char val[16];
+
+	snprintf(val, sizeof(val), "%d", p);
+	assert_int_equal(th_instance_write(fx.inst, "buffer_percent", val), 0);
+	assert_int_equal(read_percent(), p);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* "seq=%08u cpu=%d" markers, the writer pinned to @cpu */
+static void write_markers_on(int cpu, unsigned int first, unsigned int count)
+{
+	char buf[64];
+	unsigned int i;
+	int len;
+
+	th_pin(cpu);
+	for (i = 0; i < count; i++) {
+		len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d", first + i, sched_getcpu());
+		assert_int_equal(write(fx.marker, buf, len), len);
+	}
+}
+
+/* --------------------------------------------------------- collecting */
+
+static void got_add(struct got *g, const struct tracemap_event *ev)
+{
+	const char *p = (const char *)ev->data + 16;
+	char buf[96], *cp;
+	unsigned int n;
+
+	if (g->n == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 4096;
+		g->ev = realloc(g->ev, g->cap * sizeof(*g->ev));
+		assert_non_null(g->ev);
+	}
+	n = ev->size - 16 < sizeof(buf) - 1 ? ev->size - 16 : sizeof(buf) - 1;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	g->ev[g->n].seq = th_marker_seq(ev->data, ev->size);
+	/* only our markers are in the private instance: anything else is a decoding error */
+	assert_true(g->ev[g->n].seq >= 0);
+	cp = strstr(buf, "cpu=");
+	assert_non_null(cp);
+	g->ev[g->n].wcpu = atoi(cp + 4);
+	g->ev[g->n].ts = ev->ts;
+	g->ev[g->n].missed = ev->missed;
+	g->ev[g->n].cpu = ev->cpu;
+	if (g->stamped) {
+		/* the instance runs on the mono clock: ts is CLOCK_MONOTONIC at the commit */
+		if (g->nd < MAX_DELAYS)
+			g->delays[g->nd++] = mono_ns() - ev->ts;
+	}
+	if (g->lost_cpu == ev->cpu)
+		g->lost_before_event++;
+	g->lost_cpu = -1;
+	g->n++;
+}
+
+static int on_event(void *ctx, const struct tracemap_event *ev)
+{
+	struct got *g = ctx;
+
+	got_add(g, ev);
+	if (g->stop_after && g->n == (unsigned int)g->stop_after)
+		return -42;
+	return 0;
+}
+
+static int on_lost(void *ctx, int cpu, long long lost)
+{
+	struct got *g = ctx;
+
+	g->lost_calls++;
+	if (lost > 0)
+		g->lost += lost;
+	g->lost_cpu = cpu;
+	return 0;
+}
+
+static struct tracemap_stream *open_stream(unsigned int flags, int watermark, int latency_ms,
+					   enum tracemap_mode mode)
+{
+	struct tracemap_stream_opts o = {
+		.sz = sizeof(o), .mode = mode, .flags = flags, .watermark = watermark,
+		.latency_ms = latency_ms, .on_event = on_event, .on_lost = on_lost, .ctx = &fx.g,
+	};
+
+	fx.s = tracemap_stream_open(fx.inst, &o);
+	assert_non_null(fx.s);
+	return fx.s;
+}
+
+/* Poll until @want events arrived; every call bounded. */
+static void poll_until(unsigned int want, int timeout_ms)
+{
+	int i, ret;
+
+	for (i = 0; i < POLL_LIMIT && fx.g.n < want; i++) {
+		ret = tracemap_stream_poll(fx.s, timeout_ms);
+		assert_true(ret >= 0);
+		if (!ret)
+			break;
+	}
+	assert_int_equal(fx.g.n, want);
+}
+
+/* Nothing more comes: a poll returns 0 and delivers nothing. */
+static void assert_quiet(void)
+{
+	unsigned int n = fx.g.n;
+
+	assert_int_equal(tracemap_stream_poll(fx.s, 50), 0);
+	assert_int_equal(fx.g.n, n);
+}
+
+/* Every seq in [0, count) exactly once. */
+static void assert_exactly_once(unsigned int count)
+{
+	unsigned char *seen = calloc(count, 1);
+	unsigned int i;
+
+	assert_non_null(seen);
+	assert_int_equal(fx.g.n, count);
+	for (i = 0; i < fx.g.n; i++) {
+		assert_true(fx.g.ev[i].seq >= 0 && fx.g.ev[i].seq < (long)count);
+		assert_int_equal(seen[fx.g.ev[i].seq], 0);
+		seen[fx.g.ev[i].seq] = 1;
+		/* the stream's CPU is the CPU the marker was written on */
+		assert_int_equal(fx.g.ev[i].cpu, fx.g.ev[i].wcpu);
+	}
+	free(seen);
+}
+
+static void stream_stats(int idx, struct tracemap_cpu_stats *st)
+{
+	struct tracemap_cpu *c = tracemap_stream_cpu(fx.s, idx);
+
+	assert_non_null(c);
+	assert_int_equal(tracemap_cpu_stats(c, st, sizeof(*st)), 0);
+}
+
+static uint64_t total_late(void)
+{
+	struct tracemap_cpu_stats st;
+	uint64_t late = 0;
+	int i;
+
+	for (i = 0; i < tracemap_stream_nr_cpus(fx.s); i++) {
+		stream_stats(i, &st);
+		late += st.late;
+	}
+	return late;
+}
+
+static void require_two_cpus(void)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		skip();
+}
+
+/* ------------------------------------------------- global time order */
+
+/*
+ * One writer alternates between the CPUs in bursts of 1, 2, 3, 5 and 8
+ * markers, so sequence order is time order across CPUs.
+ */
+#define INTERLEAVED	12000
+
+static void write_interleaved(unsigned int count)
+{
+	static const unsigned int burst[] = { 1, 2, 3, 5, 8, 1, 1, 13 };
+	unsigned int seq = 0, b = 0, n;
+
+	while (seq < count) {
+		n = burst[b % 8];
+		if (n > count - seq)
+			n = count - seq;
+		write_markers_on(b & 1, seq, n);
+		seq += n;
+		b++;
+	}
+}
+
+static void assert_time_order(void)
+{
+	unsigned int i;
+
+	for (i = 1; i < fx.g.n; i++) {
+		/* global time order ... */
+		assert_true(fx.g.ev[i].ts >= fx.g.ev[i - 1].ts);
+		/* ... which is the order of writing */
+		assert_int_equal(fx.g.ev[i].seq, fx.g.ev[i - 1].seq + 1);
+	}
+	assert_int_equal(total_late(), 0);
+}
+
+static void test_ordered_prefilled(void **state)
+{
+	struct tracemap_cpu_stats st[2];
+
+	require_two_cpus();
+	new_instance(1024);
+	write_interleaved(INTERLEAVED);
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	assert_int_equal(tracemap_stream_nr_cpus(fx.s), 2);
+	poll_until(INTERLEAVED, 1000);
+	assert_quiet();
+	assert_exactly_once(INTERLEAVED);
+	assert_time_order();
+
+	stream_stats(0, &st[0]);
+	stream_stats(1, &st[1]);
+	assert_int_equal(st[0].events + st[1].events, INTERLEAVED);
+	assert_true(st[0].get_reader > 0 && st[1].get_reader > 0);
+	assert_true(st[0].wakeups > 0 && st[1].wakeups > 0);
+	/* the stream consumed: the kernel handed out everything it wrote */
+	assert_int_equal(st[0].kernel_read + st[1].kernel_read, INTERLEAVED);
+}
+
+struct writer_arg {
+	unsigned int count;
+	int err;
+};
+
+static void *interleaved_writer(void *p)
+{
+	struct writer_arg *w = p;
+	static const unsigned int burst[] = { 1, 2, 3, 5, 8, 1, 1, 13 };
+	unsigned int seq = 0, b = 0, n, i;
+	char buf[64];
+	int len;
+
+	while (seq < w->count && !w->err) {
+		n = burst[b % 8];
+		if (n > w->count - seq)
+			n = w->count - seq;
+		th_pin(b & 1);
+		for (i = 0; i < n; i++) {
+			len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d", seq + i,
+				       sched_getcpu());
+			if (write(fx.marker, buf, len) != len)
+				w->err = errno;
+		}
+		seq += n;
+		b++;
+	}
+	return NULL;
+}
+
+/* The same while the stream runs: the merge must not release an event early. */
+static void test_ordered_live(void **state)
+{
+	struct writer_arg w = { .count = INTERLEAVED };
+	pthread_t t;
+
+	require_two_cpus();
+	new_instance(1024);
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	assert_int_equal(pthread_create(&t, NULL, interleaved_writer, &w), 0);
+	poll_until(INTERLEAVED, 2000);
+	pthread_join(t, NULL);
+	assert_int_equal(w.err, 0);
+	assert_quiet();
+	assert_exactly_once(INTERLEAVED);
+	assert_time_order();
+}
+
+/*
+ * The rule behind the merge, step by step: CPU 1 was found empty, then
+ * writes B; CPU 0 writes A after it. When A's region is fetched, CPU 1 must
+ * be looked at again before A goes out, or B (older) would come after it.
+ */
+static void test_ordered_recheck_idle(void **state)
+{
+	struct tracemap_event ev;
+	unsigned int round;
+
+	require_two_cpus();
+	new_instance(1024);
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	write_markers_on(0, 0, 1);
+	for (round = 0; round < 20; round++) {
+		/* CPU 1 empty, CPU 0 has one event: it goes out */
+		assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 0), 1);
+		got_add(&fx.g, &ev);
+		assert_int_equal(ev.cpu, 0);
+		write_markers_on(1, 1 + 2 * round, 1);
+		write_markers_on(0, 2 + 2 * round, 1);
+		/* the older event of the CPU that was idle comes first */
+		assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 0), 1);
+		got_add(&fx.g, &ev);
+		assert_int_equal(ev.cpu, 1);
+	}
+	assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 0), 1);
+	got_add(&fx.g, &ev);
+	assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 0), 0);
+	assert_exactly_once(41);
+	assert_time_order();
+}
+
+/* Two writers at once, one per CPU: exactly once, time order, each writer's order. */
+struct pinned_arg {
+	int cpu;
+	unsigned int first;
+	unsigned int count;
+	int err;
+};
+
+static void *pinned_writer(void *p)
+{
+	struct pinned_arg *a = p;
+	unsigned int i;
+	char buf[64];
+	int len;
+
+	th_pin(a->cpu);
+	for (i = 0; i < a->count && !a->err; i++) {
+		len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d", a->first + i, sched_getcpu());
+		if (write(fx.marker, buf, len) != len)
+			a->err = errno;
+	}
+	return NULL;
+}
+
+static void test_ordered_concurrent_writers(void **state)
+{
+	struct pinned_arg a[2] = { { 0, 0, 8000, 0 }, { 1, 8000, 8000, 0 } };
+	long last[2] = { -1, -1 };
+	pthread_t t[2];
+	unsigned int i;
+
+	require_two_cpus();
+	new_instance(1024);
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	for (i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, pinned_writer, &a[i]), 0);
+	poll_until(16000, 2000);
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(a[i].err, 0);
+	}
+	assert_exactly_once(16000);
+	for (i = 0; i < fx.g.n; i++) {
+		int w = fx.g.ev[i].seq >= 8000;
+
+		if (i)
+			assert_true(fx.g.ev[i].ts >= fx.g.ev[i - 1].ts);
+		assert_true(fx.g.ev[i].seq > last[w]);
+		last[w] = fx.g.ev[i].seq;
+	}
+	assert_int_equal(total_late(), 0);
+}
+
+/* ------------------------------------------------------ fill priority */
+
+/*
+ * @light markers on one CPU, @heavy on the other, written before the
+ * stream opens (the light CPU first, so time order would start there).
+ * Unordered, the fuller CPU is drained until it holds less than the
+ * other: at least heavy - light - one page of it comes first.
+ */
+static void fill_priority(int heavy_cpu)
+{
+	const unsigned int light = 300, heavy = 3000;
+	unsigned int i, first_light = 0;
+	int light_cpu = !heavy_cpu;
+
+	new_instance(1024);
+	write_markers_on(light_cpu, 0, light);
+	write_markers_on(heavy_cpu, light, heavy);
+	open_stream(TRACEMAP_STREAM_UNORDERED, 0, 0, TRACEMAP_MODE_CONSUME);
+	poll_until(light + heavy, 1000);
+	assert_exactly_once(light + heavy);
+
+	while (first_light < fx.g.n && fx.g.ev[first_light].cpu != light_cpu)
+		first_light++;
+	printf("# heavy cpu%d: %u of its %u events came before the first of cpu%d\n",
+	       heavy_cpu, first_light, heavy, light_cpu);
+	assert_int_equal(fx.g.ev[0].cpu, heavy_cpu);
+	/* a 4 KiB page holds about 100 of these markers */
+	assert_true(first_light >= heavy - light - 120);
+
+	/* and each CPU's own order is kept */
+	for (i = 1; i < fx.g.n; i++) {
+		unsigned int j = i;
+
+		while (j-- > 0 && fx.g.ev[j].cpu != fx.g.ev[i].cpu)
+			;
+		if (j < i && fx.g.ev[j].cpu == fx.g.ev[i].cpu)
+			assert_true(fx.g.ev[j].seq < fx.g.ev[i].seq);
+	}
+}
+
+static void test_fill_priority(void **state)
+{
+	require_two_cpus();
+	fill_priority(1);
+	/* the other way round: the choice follows the fill, not the CPU number */
+	fill_priority(0);
+}
+
+/* ------------------------------------------------------------ latency */
+
+struct paced_arg {
+	unsigned int count;
+	unsigned int period_us;
+	int err;
+};
+
+static void *paced_writer(void *p)
+{
+	struct paced_arg *a = p;
+	struct timespec next;
+	unsigned int i;
+	char buf[64];
+	int len;
+
+	th_pin(0);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (i = 0; i < a->count && !a->err; i++) {
+		next.tv_nsec += a->period_us * 1000L;
+		while (next.tv_nsec >= 1000000000L) {
+			next.tv_nsec -= 1000000000L;
+			next.tv_sec++;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d", i, sched_getcpu());
+		if (write(fx.marker, buf, len) != len)
+			a->err = errno;
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * CPU 1 writes nothing; CPU 0 writes a marker every 5 ms. The ordered
+ * stream must deliver each within the latency bound, whether the kernel
+ * wakes the reader (watermark 0) or only the latency tick does (watermark
+ * 50: the kernel wakes nobody until half the buffer is full). Nine in ten
+ * are held to the bound; the maximum only to a loose one, as other work on
+ * this machine can keep the reader off its CPU for a while.
+ */
+static void latency_run(int watermark, int latency_ms, uint64_t p90_ns, uint64_t max_ns)
+{
+	struct paced_arg a = { .count = 60, .period_us = 5000 };
+	pthread_t t;
+	uint64_t p50, p90, max;
+
+	new_instance(1024);
+	assert_int_equal(th_instance_write(fx.inst, "trace_clock", "mono"), 0);
+	open_stream(0, watermark, latency_ms, TRACEMAP_MODE_CONSUME);
+	assert_int_equal(read_percent(), watermark);
+	fx.g.stamped = true;
+	th_pin(1);
+	assert_int_equal(pthread_create(&t, NULL, paced_writer, &a), 0);
+	poll_until(a.count, 2000);
+	pthread_join(t, NULL);
+	assert_int_equal(a.err, 0);
+	assert_exactly_once(a.count);
+	assert_int_equal(fx.g.nd, a.count);
+	qsort(fx.g.delays, fx.g.nd, sizeof(fx.g.delays[0]), cmp_u64);
+	p50 = fx.g.delays[fx.g.nd / 2];
+	p90 = fx.g.delays[fx.g.nd * 9 / 10];
+	max = fx.g.delays[fx.g.nd - 1];
+	printf("# watermark %d, latency_ms %d: delivery delay p50 %.3f p90 %.3f max %.3f ms\n",
+	       watermark, latency_ms, p50 / 1e6, p90 / 1e6, max / 1e6);
+	assert_true(p90 <= p90_ns);
+	assert_true(max <= max_ns);
+}
+
+static void test_latency_idle_cpu(void **state)
+{
+	require_two_cpus();
+	/* kernel wakeups: the idle CPU must not hold events back until the 1 s tick */
+	latency_run(0, 1000, 10 * 1000000ULL, 500 * 1000000ULL);
+	/* no kernel wakeups below the watermark: the 20 ms tick delivers the tail */
+	latency_run(50, 20, 25 * 1000000ULL, 250 * 1000000ULL);
+}
+
+/* --------------------------------------------------- buffer_percent */
+
+static void test_buffer_percent_restored(void **state)
+{
+	struct tracemap_stream_opts o = { .sz = sizeof(o), .watermark = 0, .cpumask = "ff" };
+
+	new_instance(0);
+	set_percent(37);
+
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	assert_int_equal(read_percent(), 0);
+	tracemap_stream_close(fx.s);
+	fx.s = NULL;
+	assert_int_equal(read_percent(), 37);
+
+	open_stream(0, 80, 0, TRACEMAP_MODE_CONSUME);
+	assert_int_equal(read_percent(), 80);
+	tracemap_stream_close(fx.s);
+	fx.s = NULL;
+	assert_int_equal(read_percent(), 37);
+
+	/* -1 leaves it alone */
+	open_stream(0, -1, 0, TRACEMAP_MODE_CONSUME);
+	assert_int_equal(read_percent(), 37);
+	set_percent(12);
+	tracemap_stream_close(fx.s);
+	fx.s = NULL;
+	assert_int_equal(read_percent(), 12);
+	set_percent(37);
+
+	/* follow mode does not consume and does not touch it */
+	open_stream(0, 0, 0, TRACEMAP_MODE_FOLLOW);
+	assert_int_equal(read_percent(), 37);
+	tracemap_stream_close(fx.s);
+	fx.s = NULL;
+
+	/* a failed open changes nothing: CPUs 2..7 do not exist here */
+	if (sysconf(_SC_NPROCESSORS_CONF) < 8) {
+		assert_null(tracemap_stream_open(fx.inst, &o));
+		assert_int_equal(errno, ENXIO);
+		assert_int_equal(read_percent(), 37);
+	}
+
+	/* a callback that stops the delivery: close still restores */
+	write_markers_on(0, 0, 10);
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	fx.g.stop_after = 3;
+	assert_int_equal(tracemap_stream_poll(fx.s, 100), -42);
+	assert_int_equal(read_percent(), 0);
+	tracemap_stream_close(fx.s);
+	fx.s = NULL;
+	assert_int_equal(read_percent(), 37);
+}
+
+/*
+ * A test that fails with a stream open: cmocka jumps out of the test,
+ * its teardown closes the stream, and buffer_percent is back. Run in a
+ * child so that the failure is real and the parent can look afterwards.
+ */
+static struct tracemap_stream *failing_stream;
+
+static int failing_setup(void **state)
+{
+	struct tracemap_stream_opts o = { .sz = sizeof(o), .watermark = 0 };
+
+	failing_stream = tracemap_stream_open(fx.inst, &o);
+	return failing_stream ? 0 : -1;
+}
+
+static int failing_teardown(void **state)
+{
+	tracemap_stream_close(failing_stream);
+	failing_stream = NULL;
+	return 0;
+}
+
+static void failing_test(void **state)
+{
+	/* the value is 0 while the stream is open: this assertion fails on purpose */
+	assert_int_equal(read_percent(), 37);
+}
+
+static void test_buffer_percent_after_failed_test(void **state)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(failing_test, failing_setup, failing_teardown),
+	};
+	int status;
+	pid_t pid;
+
+	new_instance(0);
+	set_percent(37);
+	printf("# a child runs a test that fails on purpose; its FAILED lines are expected\n");
+	fflush(stdout);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		int failed = cmocka_run_group_tests_name("expected-failure", tests, NULL, NULL);
+
+		fflush(stdout);
+		/* _exit: the parent owns the instance and removes it */
+		_exit(failed == 1 ? 3 : 4);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	/* 3: exactly the one test failed */
+	assert_int_equal(WEXITSTATUS(status), 3);
+	assert_int_equal(read_percent(), 37);
+}
+
+/* ------------------------------------------------------ lost events */
+
+static void test_lost_events(void **state)
+{
+	struct tracemap_cpu_stats st;
+	const unsigned int count = 3000;
+	unsigned int i;
+	long first;
+
+	new_instance(16);
+	write_markers_on(0, 0, count);
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	for (i = 0; i < 100 && tracemap_stream_poll(fx.s, 100) > 0; i++)
+		;
+	assert_true(fx.g.n > 0 && fx.g.n < count);
+	/* overwrite mode drops the oldest: what arrived is the contiguous tail */
+	first = fx.g.ev[0].seq;
+	for (i = 1; i < fx.g.n; i++)
+		assert_int_equal(fx.g.ev[i].seq, fx.g.ev[i - 1].seq + 1);
+	assert_int_equal(fx.g.ev[fx.g.n - 1].seq, count - 1);
+	/* one report, with the exact count, before the first event after the gap */
+	assert_int_equal(fx.g.lost_calls, 1);
+	assert_int_equal(fx.g.lost, first);
+	assert_int_equal(fx.g.lost_before_event, 1);
+	assert_int_equal(fx.g.ev[0].missed, first);
+	stream_stats(0, &st);
+	assert_int_equal(st.lost, first);
+}
+
+/* ------------------------------------------------ follow and snapshot */
+
+static void test_follow(void **state)
+{
+	struct tracemap_cpu_stats st;
+	unsigned int i;
+
+	new_instance(1024);
+	write_markers_on(0, 0, 100);
+	write_markers_on(1 % sysconf(_SC_NPROCESSORS_ONLN), 100, 100);
+	open_stream(0, 0, 30, TRACEMAP_MODE_FOLLOW);
+	poll_until(200, 1000);
+	/* new events come with the 30 ms tick */
+	write_markers_on(0, 200, 50);
+	poll_until(250, 1000);
+	assert_quiet();
+	assert_exactly_once(250);
+	for (i = 1; i < fx.g.n; i++)
+		assert_true(fx.g.ev[i].ts >= fx.g.ev[i - 1].ts);
+	stream_stats(0, &st);
+	assert_int_equal(st.get_reader, 0);
+	tracemap_stream_close(fx.s);
+	fx.s = NULL;
+
+	/* nothing was consumed: a consuming stream gets all of it again */
+	free(fx.g.ev);
+	memset(&fx.g, 0, sizeof(fx.g));
+	fx.g.lost_cpu = -1;
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	poll_until(250, 1000);
+	assert_exactly_once(250);
+}
+
+static void test_snapshot(void **state)
+{
+	new_instance(1024);
+	write_markers_on(0, 0, 120);
+	write_markers_on(1 % sysconf(_SC_NPROCESSORS_ONLN), 120, 80);
+	open_stream(0, 0, 0, TRACEMAP_MODE_SNAPSHOT);
+	assert_int_equal(tracemap_stream_consume(fx.s), 200);
+	assert_exactly_once(200);
+	/* once: the snapshot does not grow */
+	write_markers_on(0, 200, 5);
+	assert_int_equal(tracemap_stream_consume(fx.s), 0);
+	assert_int_equal(tracemap_stream_poll(fx.s, 50), 0);
+	assert_int_equal(fx.g.n, 200);
+}
+
+/* ---------------------------------------------------- epoll and pull */
+
+static void test_epoll_fd(void **state)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+	int ep, fd;
+
+	new_instance(1024);
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	fd = tracemap_stream_epoll_fd(fx.s);
+	assert_true(fd >= 0);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	assert_true(ep >= 0);
+	e.data.fd = fd;
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e), 0);
+
+	/* a new stream has work: whatever is in the buffers */
+	assert_int_equal(epoll_wait(ep, &e, 1, 0), 1);
+	assert_int_equal(tracemap_stream_consume(fx.s), 0);
+	/* drained and nothing written: not readable */
+	assert_int_equal(epoll_wait(ep, &e, 1, 100), 0);
+
+	write_markers_on(0, 0, 3);
+	assert_int_equal(epoll_wait(ep, &e, 1, 1000), 1);
+	assert_int_equal(tracemap_stream_consume(fx.s), 3);
+	assert_int_equal(epoll_wait(ep, &e, 1, 100), 0);
+	close(ep);
+	assert_exactly_once(3);
+}
+
+static void test_pull(void **state)
+{
+	struct tracemap_event ev;
+	uint64_t t0;
+	unsigned int i;
+
+	require_two_cpus();
+	new_instance(1024);
+	write_interleaved(2000);
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	for (i = 0; i < 2000; i++) {
+		assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 1000), 1);
+		got_add(&fx.g, &ev);
+	}
+	assert_exactly_once(2000);
+	assert_time_order();
+	/* nothing left: timeout 0 returns at once, a timeout waits for it */
+	t0 = mono_ns();
+	assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 0), 0);
+	assert_true(mono_ns() - t0 < 20 * 1000000ULL);
+	t0 = mono_ns();
+	assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 60), 0);
+	assert_true(mono_ns() - t0 >= 59 * 1000000ULL);
+	/* callbacks are not called in the pull model */
+	assert_int_equal(fx.g.n, 2000);
+}
+
+/* A callback's negative return stops the delivery and comes back unchanged. */
+static void test_callback_stop(void **state)
+{
+	new_instance(1024);
+	write_markers_on(0, 0, 50);
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	fx.g.stop_after = 7;
+	assert_int_equal(tracemap_stream_poll(fx.s, 100), -42);
+	assert_int_equal(fx.g.n, 7);
+	fx.g.stop_after = 0;
+	/* the event that stopped it was delivered; the rest follows */
+	poll_until(50, 100);
+	assert_exactly_once(50);
+}
+
+/* ------------------------------------------------------------- errors */
+
+static void test_open_errors(void **state)
+{
+	struct tracemap_stream_opts o = { .sz = sizeof(o) };
+	struct {
+		struct tracemap_stream_opts o;
+		uint64_t extra;
+	} big = { .o = { .sz = sizeof(big) }, .extra = 1 };
+
+	new_instance(0);
+	set_percent(37);
+
+	assert_null(tracemap_stream_open("tmtest-st-no-such-instance", &o));
+	assert_int_equal(errno, ENODEV);
+
+	o.cpumask = "xyz";
+	assert_null(tracemap_stream_open(fx.inst, &o));
+	assert_int_equal(errno, EINVAL);
+	o.cpumask = "0";
+	assert_null(tracemap_stream_open(fx.inst, &o));
+	assert_int_equal(errno, EINVAL);
+	o.cpumask = "1,00000000,00000000";	/* CPU 64 */
+	if (sysconf(_SC_NPROCESSORS_CONF) <= 64) {
+		assert_null(tracemap_stream_open(fx.inst, &o));
+		assert_int_equal(errno, ENXIO);
+	}
+	o.cpumask = "0x1";
+	fx.s = tracemap_stream_open(fx.inst, &o);
+	assert_non_null(fx.s);
+	assert_int_equal(tracemap_stream_nr_cpus(fx.s), 1);
+	assert_int_equal(tracemap_cpu_id(tracemap_stream_cpu(fx.s, 0)), 0);
+	assert_null(tracemap_stream_cpu(fx.s, 1));
+	tracemap_stream_close(fx.s);
+	fx.s = NULL;
+	o.cpumask = NULL;
+
+	o.watermark = 101;
+	assert_null(tracemap_stream_open(fx.inst, &o));
+	assert_int_equal(errno, EINVAL);
+	o.watermark = 0;
+	o.mode = 7;
+	assert_null(tracemap_stream_open(fx.inst, &o));
+	assert_int_equal(errno, EINVAL);
+	o.mode = TRACEMAP_MODE_CONSUME;
+	o.flags = 1u << 20;
+	assert_null(tracemap_stream_open(fx.inst, &o));
+	assert_int_equal(errno, EINVAL);
+
+	/* a newer caller's options this version does not know */
+	assert_null(tracemap_stream_open(fx.inst, &big.o));
+	assert_int_equal(errno, E2BIG);
+	big.extra = 0;
+	fx.s = tracemap_stream_open(fx.inst, &big.o);
+	assert_non_null(fx.s);
+	tracemap_stream_close(fx.s);
+	fx.s = NULL;
+
+	/* nothing of it changed the instance */
+	assert_int_equal(read_percent(), 37);
+	assert_int_equal(tracemap_stream_poll(NULL, 0), -EINVAL);
+	assert_int_equal(tracemap_stream_consume(NULL), -EINVAL);
+	tracemap_stream_close(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_ordered_prefilled, teardown),
+		cmocka_unit_test_teardown(test_ordered_live, teardown),
+		cmocka_unit_test_teardown(test_ordered_recheck_idle, teardown),
+		cmocka_unit_test_teardown(test_ordered_concurrent_writers, teardown),
+		cmocka_unit_test_teardown(test_fill_priority, teardown),
+		cmocka_unit_test_teardown(test_latency_idle_cpu, teardown),
+		cmocka_unit_test_teardown(test_buffer_percent_restored, teardown),
+		cmocka_unit_test_teardown(test_buffer_percent_after_failed_test, teardown),
+		cmocka_unit_test_teardown(test_lost_events, teardown),
+		cmocka_unit_test_teardown(test_follow, teardown),
+		cmocka_unit_test_teardown(test_snapshot, teardown),
+		cmocka_unit_test_teardown(test_epoll_fd, teardown),
+		cmocka_unit_test_teardown(test_pull, teardown),
+		cmocka_unit_test_teardown(test_callback_stop, teardown),
+		cmocka_unit_test_teardown(test_open_errors, teardown),
+	};
+
+	th_require_mmap();
+	return cmocka_run_group_tests(tests, setup, teardown) ? 1 : 0;
+}
