@@ -34,6 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +106,8 @@ struct tcm {
 	volatile sig_atomic_t busy;	/* producing: a handler-time flush must not run */
 	volatile sig_atomic_t flush_req;
 	int idle_wakes;
+	int out_fd;			/* the last output checked for datagrams, or -1 */
+	bool out_dgram;			/* it is: one page per write (record -N over UDP) */
 	unsigned char *batch;		/* BATCH_PAGES sub-buffers */
 	struct tcm_stats st;
 	char label[80];			/* "instance foo cpu 1" for messages */
@@ -408,6 +412,7 @@ EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, i
 	if (!t)
 		return NULL;
 	t->ctrl[0] = t->ctrl[1] = -1;
+	t->out_fd = -1;
 	t->cpu = cpu;
 	t->perm_nonblock = nonblock;
 	snprintf(t->label, sizeof(t->label), "%s", label);
@@ -582,15 +587,33 @@ static int produce(struct tcm *t, unsigned char *buf, int max, bool flush)
 	return n;
 }
 
+/* A UDP socket (record -N without -t): the listener reads one page per datagram. */
+static bool is_dgram(struct tcm *t, int wfd)
+{
+	socklen_t len = sizeof(int);
+	struct stat st;
+	int type;
+
+	if (wfd != t->out_fd) {
+		t->out_fd = wfd;
+		t->out_dgram = !fstat(wfd, &st) && S_ISSOCK(st.st_mode) &&
+			       !getsockopt(wfd, SOL_SOCKET, SO_TYPE, &type, &len) &&
+			       type == SOCK_DGRAM;
+	}
+	return t->out_dgram;
+}
+
 /* Write all of @len bytes; the pages are already consumed from the buffer. */
 static int write_all(struct tcm *t, int wfd, const unsigned char *buf, size_t len)
 {
 	struct pollfd p = { .fd = wfd, .events = POLLOUT };
-	size_t done = 0;
+	size_t done = 0, chunk = len;
 	ssize_t n;
 
+	if (is_dgram(t, wfd))
+		chunk = t->subbuf;
 	while (done < len) {
-		n = write(wfd, buf + done, len - done);
+		n = write(wfd, buf + done, chunk < len - done ? chunk : len - done);
 		if (n > 0) {
 			done += n;
 			t->st.writes++;

@@ -1,0 +1,64 @@
+#!/bin/sh
+# timeout: 120
+# trace-cmd-mmap record -N localhost:PORT to a stock trace-cmd listen on
+# loopback: the listener's file holds every marker exactly once. The
+# recorders write the mapped pages into the TCP sockets.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/tc-common.shlib"
+tc_require
+
+n=3000
+cd "$TL_TMP" || exit 1
+mkdir listen || exit 1
+
+# a free high port: nothing listens on it (ss from iproute2, or /proc)
+port_free() {
+	hex=$(printf '%04X' "$1")
+	! grep -q ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+port_listening() { ! port_free "$1"; }
+port=
+for i in 1 2 3 4 5 6 7 8; do
+	p=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000 ))
+	port_free $p && { port=$p; break; }
+done
+[ -n "$port" ] || tl_skip "no free TCP port found"
+
+"$TRACE_CMD" listen -p $port -d "$TL_TMP/listen" -o net > listen.log 2>&1 &
+lpid=$!
+tl_bg $lpid
+tc_wait 10 port_listening $port || { cat listen.log; tl_fail "trace-cmd listen did not listen on $port"; }
+
+# run_client PROTO N BUFFER_KB: record -N (TCP with -t) with N markers per CPU
+# and check the listener's new file.
+run_client() {
+	inst=$(tl_instance tc "$3")
+	ls listen > before.lst
+	timeout 60 "$TCM" --verbose --stats record -d --no-filter -B "$inst" -N localhost:$port $4 \
+		-e syscalls:sys_enter_getppid \
+		sh -c "$TC_MARKERS $inst 0 0 $2 & $TC_MARKERS $inst 1 $2 $2; wait" > rec.log 2>&1
+	[ $? -ne 124 ] || { cat rec.log; tl_fail "record -N ($1) did not finish within 60 s"; }
+	tc_count_ge rec.log ': mapped ' 2 || { cat rec.log; tl_fail "the plugin did not map both CPUs"; }
+	! grep -q 'through libtracefs' rec.log || { cat rec.log; tl_fail "the plugin fell back"; }
+
+	# the listener says "CPUn data recorded" per CPU once it has written the file
+	clients=$((clients + 1))
+	tc_wait 20 tc_count_ge listen.log 'data recorded at' $((2 * clients)) ||
+		{ ls -l listen; cat listen.log; tl_fail "no complete file from the listener within 20 s"; }
+	f=listen/$(ls listen | grep -v -x -F -f before.lst | head -1)
+	[ -f "$f" ] || tl_fail "the listener wrote no new file"
+	grep " pages (" rec.log | sed "s/^/# /"
+	tc_report "$f" net.txt
+	tc_expect_seqs net.txt 0 $((2 * $2))
+	tl_log "$1: the listener's $(basename "$f") holds all $((2 * $2)) markers exactly once"
+}
+clients=0
+
+# TCP: the recorders write batches of pages into the sockets
+run_client TCP 3000 "" -t
+# UDP (the default of -N): one page per datagram; a 64 KiB buffer makes the
+# recorders write several pages per call, which the listener reads page-wise
+run_client UDP 1000 64
+
+kill $lpid
+exit 0
