@@ -30,7 +30,7 @@ $(DOC_DIR)/examples/%: $(DOC_DIR)/examples/%.c $(LIB_A) include/tracemap.h
 .SECONDARY: $(DOC_EXAMPLES:%=%.c)
 
 CHECK_TARGETS	+= $(DOC_EXAMPLES)
-TESTS		+= Documentation/test-examples.sh
+TESTS		+= Documentation/check-api-doc.sh Documentation/test-examples.sh
 
 $(DOC_DIR)/man/%.stamp: Documentation/%.txt Documentation/render-man.sh
 	@mkdir -p $(dir $@)

@@ -5,7 +5,8 @@
 # declaration) must be named in the NAME section of exactly one
 # Documentation/libtracemap-*.txt page, with a SYNOPSIS prototype equal to
 # the header's, and listed in the overview libtracemap.txt. Every name a
-# NAME section gives must exist. Every page has the sections of the
+# NAME section gives must exist, and every structure or enum a page shows
+# must have the header's fields. Every page has the sections of the
 # libtracefs layout plus ERRORS, in order, and a C EXAMPLE.
 #
 #   Documentation/check-api-doc.sh [HEADER [PAGE...]]    exit 0 ok, 1 on any finding
@@ -124,6 +125,32 @@ awk -F'\t' 'NF == 2 { print $1 "\t" $2 }' "$tmp/pages" | while IFS='	' read -r p
 		echo "FAIL: $p names $name, which include/tracemap.h does not declare"
 done > "$tmp/stale"
 [ -s "$tmp/stale" ] && { cat "$tmp/stale"; fail=1; }
+
+# the structures and enums a page shows must be the header's, field by field
+bodies() {
+	awk '
+		/^(struct|enum) tracemap_[a-z_]+ \{$/ { name = $1 " " $2; body = ""; next }
+		name != "" && /^\};/ { print name "\t" body; name = ""; next }
+		name != "" {
+			sub(/\/\*.*\*\//, "")
+			gsub(/[ \t]/, "")
+			body = body $0
+		}
+	' "$@"
+}
+bodies "$header" > "$tmp/bodies"
+for p in $pages; do
+	bodies "$p" | while IFS='	' read -r name body; do
+		want=$(awk -F'\t' -v n="$name" '$1 == n { print $2 }' "$tmp/bodies")
+		if [ -z "$want" ]; then
+			echo "FAIL: $p shows $name, which $header does not define"
+		elif [ "$body" != "$want" ]; then
+			echo "FAIL: $p shows $name as '$body', $header defines '$want'" \
+				"(compared without blanks and comments)"
+		fi
+	done
+done > "$tmp/structs"
+[ -s "$tmp/structs" ] && { cat "$tmp/structs"; fail=1; }
 
 want=" NAME SYNOPSIS DESCRIPTION RETURN VALUE ERRORS EXAMPLE FILES SEE ALSO"
 for p in $pages; do
