@@ -4,6 +4,7 @@
 TCT_DIR		:= $(O)/tests/plugins
 TCT_MARKERS	:= $(TCT_DIR)/tc-markers
 TCT_KSHARK	:= $(TCT_DIR)/tc-kshark-count
+TCT_CONTRACT	:= $(TCT_DIR)/tc-contract
 
 # libkshark.h includes <json-c/json.h> (libjson-c-dev); -isystem quiets its own warnings
 KSHARK_CFLAGS	:= -isystem /usr/include/kernelshark $(TFS_CFLAGS) $(TEP_CFLAGS)
@@ -18,4 +19,14 @@ $(TCT_KSHARK): tests/plugins/tc-kshark-count.c
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(KSHARK_CFLAGS) -o $@ $< -lkshark
 
-CHECK_TARGETS	+= $(TCT_MARKERS) $(TCT_KSHARK)
+# the libtracefs contract, run with the plugin preloaded (tc-contract.sh)
+$(TCT_CONTRACT): tests/plugins/tc-contract.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TFS_CFLAGS) $(TEP_CFLAGS) -o $@ $< \
+		$(TFS_LIBS) $(TEP_LIBS) -lpthread
+
+CHECK_TARGETS	+= $(TCT_MARKERS) $(TCT_CONTRACT)
+ifneq ($(wildcard /usr/include/kernelshark/libkshark.h),)
+CHECK_TARGETS	+= $(TCT_KSHARK)
+endif

@@ -1,0 +1,14 @@
+#!/bin/sh
+# timeout: 60
+# The libtracefs contract of the nine tracefs_cpu_* calls (EINTR, 0 for
+# nothing, stop, flush_write from a handler, one page per flush, pass-through
+# of alloc_fd and of libtracefs' own calls), checked by tc-contract with the
+# plugin preloaded.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/tc-common.shlib"
+tc_require
+prog="$TC_TOP/build/tests/plugins/tc-contract"
+[ -x "$prog" ] || tl_fail "$prog is missing: run 'make check-build'"
+
+inst=$(tl_instance tc)
+LD_PRELOAD="$TC_TOP/build/plugins/trace-cmd/libtracemap-tracecmd.so" "$prog" "$inst"
