@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * The tracemap command: shared between its subcommands.
+ */
+#ifndef _TRACEMAP_TOOL_H
+#define _TRACEMAP_TOOL_H
+
+#include <stdbool.h>
+
+struct tracefs_instance;
+
+/* Print "tracemap: <msg>" to stderr. */
+void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The usage text of tracemap(1), to @to. */
+void tool_usage(FILE *to);
+
+/* Where tracefs is mounted, or NULL after a message. */
+const char *tool_tracefs(void);
+
+/*
+ * The instance named by -B / --top: *name NULL for the top-level buffer.
+ * An instance that does not exist is an error (exit 1) with a message.
+ */
+int tool_instance_check(const char *name);
+
+/* Route libtracemap's messages through tool_err(); debug ones when @verbose. */
+void tool_set_lib_print(bool verbose);
+
+int cmd_stream(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+
+#endif /* _TRACEMAP_TOOL_H */
