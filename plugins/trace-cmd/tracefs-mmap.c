@@ -51,8 +51,9 @@
 #define EXPORT		__attribute__((visibility("default")))
 
 #define TCM_MAGIC	0x746d6d70u	/* "tmmp" */
+#define TCM_DEAD	0x646d6d70u	/* closed; the shell stays for late signal handlers */
 #define MAX_OBJECTS	1024
-#define BATCH_PAGES	16		/* pages per write(): what one splice of 64 KiB moves */
+#define BATCH_PAGES	16		/* pages per write(): one 64 KiB splice's worth */
 
 /* ------------------------------------------------------------ options */
 
@@ -113,48 +114,63 @@ struct tcm {
 	char label[80];			/* "instance foo cpu 1" for messages */
 };
 
-/* Written only by the main flow; handlers only read it. */
+/*
+ * Written only by the main flow; handlers only read it. A closed object stays
+ * registered as a dead shell: trace-cmd's SIGUSR2 handler may still flush a
+ * recorder that is being freed, and must then find an object that says "no
+ * data" rather than hand our memory to libtracefs.
+ */
 static struct tcm *registry[MAX_OBJECTS];
 static int registry_hi;
 
 static struct tcm *lookup(const struct tracefs_cpu *tcpu)
 {
-	struct tcm *t;
 	int i, hi = __atomic_load_n(&registry_hi, __ATOMIC_ACQUIRE);
+	unsigned int magic;
+	struct tcm *t;
 
 	if (!tcpu)
 		return NULL;
 	for (i = 0; i < hi; i++) {
 		t = __atomic_load_n(&registry[i], __ATOMIC_ACQUIRE);
-		if (t == (const struct tcm *)tcpu && t->magic == TCM_MAGIC)
+		if (t != (const struct tcm *)tcpu)
+			continue;
+		magic = __atomic_load_n(&t->magic, __ATOMIC_ACQUIRE);
+		if (magic == TCM_MAGIC || magic == TCM_DEAD)
 			return t;
 	}
 	return NULL;
 }
 
-static bool registry_add(struct tcm *t)
+static bool is_dead(const struct tcm *t)
 {
-	int i;
-
-	for (i = 0; i < MAX_OBJECTS; i++) {
-		if (registry[i])
-			continue;
-		/* pairs with the acquire loads in lookup(), also from handlers */
-		__atomic_store_n(&registry[i], t, __ATOMIC_RELEASE);
-		if (i >= registry_hi)
-			__atomic_store_n(&registry_hi, i + 1, __ATOMIC_RELEASE);
-		return true;
-	}
-	return false;
+	return __atomic_load_n(&t->magic, __ATOMIC_ACQUIRE) == TCM_DEAD;
 }
 
-static void registry_del(struct tcm *t)
+static bool registry_add(struct tcm *t)
 {
-	int i;
+	int i, slot = -1;
 
-	for (i = 0; i < registry_hi; i++)
-		if (registry[i] == t)
+	for (i = 0; i < MAX_OBJECTS && slot < 0; i++)
+		if (!registry[i])
+			slot = i;
+	/* full: reuse the oldest dead shell, long closed */
+	for (i = 0; i < MAX_OBJECTS && slot < 0; i++) {
+		struct tcm *old = registry[i];
+
+		if (is_dead(old)) {
 			__atomic_store_n(&registry[i], NULL, __ATOMIC_RELEASE);
+			free(old);
+			slot = i;
+		}
+	}
+	if (slot < 0)
+		return false;
+	/* pairs with the acquire loads in lookup(), also from handlers */
+	__atomic_store_n(&registry[slot], t, __ATOMIC_RELEASE);
+	if (slot >= registry_hi)
+		__atomic_store_n(&registry_hi, slot + 1, __ATOMIC_RELEASE);
+	return true;
 }
 
 /* ------------------------------------------------------------ messages */
@@ -219,7 +235,8 @@ static void parse_options(const char *s)
 			opt.stats = true;
 		} else if (!strcmp(tok, "verbose") && !val) {
 			opt.verbose = true;
-		} else if (!strcmp(tok, "mmap") && val && (!strcmp(val, "0") || !strcmp(val, "1"))) {
+		} else if (!strcmp(tok, "mmap") && val && (!strcmp(val, "0") ||
+							    !strcmp(val, "1"))) {
 			opt.disabled = val[0] == '0';
 		} else if (!strcmp(tok, "trace-cmd") && val) {
 			/* the launcher's: which binary to run */
@@ -362,17 +379,28 @@ static int expected_subbuf(const char *tracefs)
 
 /* ------------------------------------------------------------ open/close */
 
-static void free_tcm(struct tcm *t)
+/* Everything but the shell; a handler that comes late sees a dead object. */
+static void release_tcm(struct tcm *t)
 {
-	if (!t)
-		return;
-	t->magic = 0;
+	__atomic_store_n(&t->magic, TCM_DEAD, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	tracemap_cpu_close(t->c);
+	t->c = NULL;
 	if (t->ctrl[0] >= 0)
 		close(t->ctrl[0]);
 	if (t->ctrl[1] >= 0)
 		close(t->ctrl[1]);
+	t->ctrl[0] = t->ctrl[1] = -1;
 	free(t->batch);
+	t->batch = NULL;
+}
+
+/* An object that never made it into the registry. */
+static void free_tcm(struct tcm *t)
+{
+	if (!t)
+		return;
+	release_tcm(t);
 	free(t);
 }
 
@@ -383,7 +411,8 @@ static struct tracefs_cpu *fall_back(struct tracefs_instance *instance, int cpu,
 	return real.open(instance, cpu, nonblock);
 }
 
-EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, int cpu, bool nonblock)
+EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, int cpu,
+					    bool nonblock)
 {
 	const void *caller = __builtin_return_address(0);
 	struct tracemap_cpu_opts o = { .sz = sizeof(o) };
@@ -441,11 +470,12 @@ EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, i
 	t->subbuf = tracemap_cpu_subbuf_size(t->c);
 	expect = expected_subbuf(dir ? dir : "/sys/kernel/tracing");
 	if (t->subbuf != expect) {
-		free_tcm(t);
 		snprintf(why, sizeof(why), "sub-buffers of %d bytes, but trace-cmd reads %d-byte "
 			 "pages (events/header_page)", t->subbuf, expect);
+		free_tcm(t);
 		if (opt.snapshot) {
-			say("%s: %s: snapshot mode cannot fall back, nothing extracted", label, why);
+			say("%s: %s: snapshot mode cannot fall back, nothing extracted", label,
+			    why);
 			errno = EINVAL;
 			return NULL;
 		}
@@ -463,8 +493,8 @@ EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, i
 	t->magic = TCM_MAGIC;
 	if (!registry_add(t)) {
 		free_tcm(t);
-		return fall_back(instance, cpu, nonblock, label,
-				 "more than " "1024" " open recorders");
+		snprintf(why, sizeof(why), "more than %d recorders open at once", MAX_OBJECTS);
+		return fall_back(instance, cpu, nonblock, label, why);
 	}
 	if (opt.verbose)
 		say("%s: mapped %d sub-buffers of %d bytes (%s%s)", label,
@@ -507,10 +537,11 @@ EXPORT void tracefs_cpu_close(struct tracefs_cpu *tcpu)
 			real.close(tcpu);
 		return;
 	}
+	if (is_dead(t))
+		return;
 	if (opt.stats)
 		print_stats(t);
-	registry_del(t);
-	free_tcm(t);
+	release_tcm(t);
 }
 
 EXPORT int tracefs_cpu_read_size(struct tracefs_cpu *tcpu)
@@ -519,7 +550,7 @@ EXPORT int tracefs_cpu_read_size(struct tracefs_cpu *tcpu)
 
 	if (!t)
 		return real.read_size ? real.read_size(tcpu) : -1;
-	return t->subbuf;
+	return is_dead(t) ? -1 : t->subbuf;
 }
 
 /* ------------------------------------------------------------ pages */
@@ -691,6 +722,10 @@ static int transfer(struct tcm *t, int wfd, void *out, bool nonblock)
 	bool flush;
 	int ret;
 
+	if (is_dead(t)) {
+		errno = EBADF;
+		return -1;
+	}
 	set_busy(t, 1);
 	for (;;) {
 		flush = t->flush_req;
@@ -765,6 +800,8 @@ EXPORT int tracefs_cpu_stop(struct tracefs_cpu *tcpu)
 
 	if (!t)
 		return real.stop ? real.stop(tcpu) : -1;
+	if (is_dead(t))
+		return 0;
 	t->stopped = 1;
 	if (t->perm_nonblock)
 		return 0;	/* as libtracefs: a non-blocking reader never waits */
@@ -784,6 +821,8 @@ EXPORT int tracefs_cpu_flush_write(struct tracefs_cpu *tcpu, int wfd)
 
 	if (!t)
 		return real.flush_write ? real.flush_write(tcpu, wfd) : -1;
+	if (is_dead(t))
+		return 0;
 	t->st.flush_calls++;
 	if (t->busy) {
 		/* interrupted the main flow in the middle of producing: it flushes later */

@@ -140,7 +140,9 @@ static void on_alarm(int sig)
 /* as trace-cmd does it: signal(), which restarts system calls */
 static void arm_alarm(int ms)
 {
-	struct itimerval it = { .it_value = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 } };
+	struct itimerval it = {
+		.it_value = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 },
+	};
 
 	signal(SIGALRM, on_alarm);
 	setitimer(ITIMER_REAL, &it, NULL);
@@ -344,8 +346,8 @@ int main(int argc, char **argv)
 	raw_mapped = 0;
 	ret = tep ? tracefs_iterate_raw_events(tep, inst, NULL, 0, on_raw, NULL) : -1;
 	CHECK(ret == 0 && raw_markers == 50 && !raw_mapped,
-	      "tracefs_iterate_raw_events goes through libtracefs: %d of 50 markers, %s", raw_markers,
-	      raw_mapped ? "mapped" : "not mapped");
+	      "tracefs_iterate_raw_events goes through libtracefs: %d of 50 markers, %s",
+	      raw_markers, raw_mapped ? "mapped" : "not mapped");
 	tep_free(tep);
 
 	tracefs_cpu_close(NULL);
