@@ -27,10 +27,11 @@
 #include "tracemap.h"
 #include "tracemap-tool.h"
 
-#define DRAIN_NS		(500 * 1000000ULL)	/* final drain after the stop */
+#define DRAIN_NS		(300 * 1000000ULL)	/* final drain after the stop */
 #define CMDLINE_RELOAD_NS	(100 * 1000000ULL)	/* saved_cmdlines re-read at most this often */
 #define BUSY_CHECK_EVERY	256			/* busy-poll: rounds between signal checks */
 #define NR_GONE			64
+#define STOP_CHECK_EVERY	4096			/* events between signal checks in a round */
 
 /* One event the stream enables, and what to put back. */
 struct ev_item {
@@ -68,6 +69,9 @@ struct printer {
 	uint64_t cmdline_reload;
 	int gone[NR_GONE];	/* pids without a /proc entry, most recent */
 	unsigned int next_gone;
+	unsigned int since_check;	/* events since the last look at the signalfd */
+	int sfd;
+	bool stop;			/* a signal arrived during a round */
 	bool raw;
 };
 
@@ -223,15 +227,30 @@ out:
 	return ret;
 }
 
-static int event_state(struct tracefs_instance *inst, const struct ev_item *ev)
+/*
+ * One event's enable file. tracefs_event_enable() takes regexes and rescans
+ * every system per call (milliseconds each, and a system like syscalls has
+ * hundreds of events), so single events go through their own file; whole
+ * systems through tracefs_event_enable/disable().
+ */
+static int event_file(struct tracefs_instance *inst, const struct ev_item *ev, const char *val)
 {
-	enum tracefs_enable_state st = tracefs_event_is_enabled(inst, ev->system, ev->event);
+	char file[512];
+	char *v;
+	int ret;
 
-	if (st == TRACEFS_ERROR) {
+	snprintf(file, sizeof(file), "events/%s/%s/enable", ev->system, ev->event);
+	if (val)
+		return tracefs_instance_file_write(inst, file, val) < 0 ? -1 : 0;
+	v = tracefs_instance_file_read(inst, file, NULL);
+	if (!v) {
 		tool_err("cannot read the state of %s:%s", ev->system, ev->event);
 		return -1;
 	}
-	return st != TRACEFS_ALL_DISABLED;
+	/* "0", "1", or with a '*' when soft-disabled by a trigger */
+	ret = v[0] == '1';
+	free(v);
+	return ret;
 }
 
 /* Put back every event we enabled: whole systems in one write where that is exact. */
@@ -258,7 +277,7 @@ static void restore_events(struct tracefs_instance *inst, struct ev_item *evs, i
 	for (i = 0; i < nr_evs; i++) {
 		if (!evs[i].enabled)
 			continue;
-		if (tracefs_event_disable(inst, evs[i].system, evs[i].event))
+		if (event_file(inst, &evs[i], "0"))
 			tool_err("cannot disable %s:%s again", evs[i].system, evs[i].event);
 		evs[i].enabled = false;
 	}
@@ -271,7 +290,7 @@ static int enable_events(struct tracefs_instance *inst, struct ev_item *evs, int
 	bool any_off;
 
 	for (i = 0; i < nr_evs; i++) {
-		st = event_state(inst, &evs[i]);
+		st = event_file(inst, &evs[i], NULL);
 		if (st < 0)
 			return -1;
 		evs[i].was_enabled = st;
@@ -299,7 +318,7 @@ static int enable_events(struct tracefs_instance *inst, struct ev_item *evs, int
 		if (evs[i].was_enabled || evs[i].enabled)
 			continue;
 		evs[i].enabled = true;
-		if (tracefs_event_enable(inst, evs[i].system, evs[i].event)) {
+		if (event_file(inst, &evs[i], "1")) {
 			tool_err("cannot enable %s:%s: %s", evs[i].system, evs[i].event,
 				 strerror(errno));
 			return -1;
@@ -347,6 +366,7 @@ static int printer_init(struct printer *p, const char *tfs, struct tracefs_insta
 			bool raw)
 {
 	memset(p, 0, sizeof(*p));
+	p->sfd = -1;
 	p->raw = raw;
 	p->tracefs = tfs;
 	if (raw)
@@ -470,6 +490,8 @@ static void print_event(struct printer *p, const struct tracemap_event *ev)
 	fwrite(s->buffer, 1, s->len, stdout);
 }
 
+static bool stop_requested(int sfd);
+
 static int on_event(void *ctx, const struct tracemap_event *ev)
 {
 	struct printer *p = ctx;
@@ -478,7 +500,17 @@ static int on_event(void *ctx, const struct tracemap_event *ev)
 		print_raw(ev);
 	else
 		print_event(p, ev);
-	return ferror(stdout) ? -EPIPE : 0;
+	if (ferror(stdout))
+		return -EPIPE;
+	/* a reader far behind has long rounds: look for Ctrl-C inside them too */
+	if (++p->since_check >= STOP_CHECK_EVERY && p->sfd >= 0) {
+		p->since_check = 0;
+		if (stop_requested(p->sfd)) {
+			p->stop = true;
+			return -EINTR;
+		}
+	}
+	return 0;
 }
 
 static int on_lost(void *ctx, int cpu, long long lost)
@@ -538,7 +570,7 @@ static bool stop_requested(int sfd)
 }
 
 /* Returns 0 when stopped by a signal or a closed output, -1 on an error. */
-static int stream_loop(struct tracemap_stream *s, int sfd, bool busy)
+static int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy)
 {
 	struct epoll_event e, evs[2];
 	unsigned int rounds = 0;
@@ -548,7 +580,7 @@ static int stream_loop(struct tracemap_stream *s, int sfd, bool busy)
 	if (busy) {
 		while (!stop) {
 			ret = tracemap_stream_consume(s);
-			if (ret == -EPIPE)
+			if (ret == -EPIPE || p->stop)
 				return 0;
 			if (ret < 0)
 				goto fail;
@@ -588,7 +620,7 @@ static int stream_loop(struct tracemap_stream *s, int sfd, bool busy)
 				continue;
 			}
 			ret = tracemap_stream_consume(s);
-			if (ret == -EPIPE || fflush(stdout)) {
+			if (ret == -EPIPE || p->stop || fflush(stdout)) {
 				stop = true;
 				continue;
 			}
@@ -823,7 +855,9 @@ int cmd_stream(int argc, char **argv)
 		fprintf(stderr, "tracemap: streaming the private instance %s (markers: %s/instances/"
 			"%s/trace_marker); Ctrl-C stops\n", iname, tfs, iname);
 	start = now_ns();
-	ret = stream_loop(s, sfd, o.busy) ? 1 : 0;
+	p.sfd = sfd;
+	ret = stream_loop(s, &p, sfd, o.busy) ? 1 : 0;
+	p.sfd = -1;
 
 	/* stop: the events first, then what is left in the buffers */
 	restore_events(inst, evs, nr_evs, sys, nr_sys);

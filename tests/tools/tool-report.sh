@@ -56,6 +56,7 @@ wait $tm || { cat tm.err; tl_fail "tracemap stream exited with $?"; }
 # sched_switch goes through libtraceevent's plugin in trace-cmd: so must it here
 "$TM" stream -B "$inst" -e sched:sched_switch > sw.txt 2> sw.err &
 tm=$!
+tl_bg $tm
 wait_for grep -q sched_switch sw.txt || { cat sw.err; tl_fail "no sched_switch line"; }
 kill -INT $tm
 wait $tm || tl_fail "tracemap stream (sched_switch) exited with $?"

@@ -1,0 +1,119 @@
+#!/bin/sh
+# timeout: 120
+# Ctrl-C (SIGINT) and SIGTERM stop tracemap stream within a second and leave
+# the instance as it was: every event's enable state and buffer_percent. The
+# statistics go to stderr. Without -B the private instance tracemap-<pid> is
+# there while it runs and gone afterwards. --raw prints one line per event.
+. "$(dirname "$0")/../lib.sh"
+tl_require_root
+TM=${TRACEMAP:-$PWD/build/tracemap}
+[ -x "$TM" ] || tl_fail "$TM is not built: run make"
+cd "$TL_TMP" || exit 1
+
+wait_for() {
+	n=0
+	until "$@"; do
+		n=$((n + 1))
+		[ $n -gt 200 ] && return 1
+		sleep 0.05
+	done
+}
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# the instance's state: every event's enable file and buffer_percent
+state() {
+	grep -H . "$1"/events/*/*/enable "$1"/events/*/enable "$1/buffer_percent" \
+		"$1/tracing_on" 2>/dev/null
+}
+
+# stop_run SIGNAL OPTIONS...: stream, make events, stop, check.
+stop_run() {
+	sig=$1
+	shift
+	: > "$idir/trace"	# what a --non-consuming run left in the buffer
+	"$TM" stream -B "$inst" "$@" > out.txt 2> err.txt &
+	tm=$!
+	tl_bg $tm
+	wait_for sh -c "[ \"\$(cat $idir/events/sched/sched_switch/enable)\" = 1 ]" ||
+		{ cat err.txt; tl_fail "the events were not enabled"; }
+	case " $* " in
+	*" --non-consuming "*) want=37 ;;	# follow mode leaves it alone
+	*" --watermark 50 "*) want=50 ;;
+	*) want=0 ;;
+	esac
+	[ "$(cat "$idir/buffer_percent")" = $want ] ||
+		tl_fail "buffer_percent $(cat "$idir/buffer_percent") while streaming $*, not $want"
+	tl_markers "$inst" 0 0 200
+	tl_markers "$inst" 1 200 200
+	wait_for grep -q 'seq=399' out.txt || tl_fail "the markers did not arrive"
+	t0=$(now_ms)
+	kill "-$sig" $tm
+	wait $tm
+	rc=$?
+	ms=$(($(now_ms) - t0))
+	[ $rc -eq 0 ] || { cat err.txt; tl_fail "tracemap stream $* exited $rc after SIG$sig"; }
+	tl_log "SIG$sig $*: stopped in $ms ms"
+	[ $ms -lt 1000 ] || tl_fail "stopping took $ms ms"
+	state "$idir" > after.txt
+	diff -u before.txt after.txt || tl_fail "SIG$sig $* left the instance changed"
+	grep -Eq '^ +all +[0-9]+ ' err.txt || { cat err.txt; tl_fail "no statistics on stderr"; }
+	grep -Eq '^ +1 +mmap +[0-9]+ ' err.txt || tl_fail "no statistics of cpu1"
+	[ "$(tl_seqs out.txt | wc -l)" -eq 400 ] || tl_fail "$(tl_seqs out.txt | wc -l) markers, not 400"
+	[ "$(tl_seqs out.txt | sort -u | wc -l)" -eq 400 ] || tl_fail "duplicate markers"
+}
+
+inst=$(tl_instance st 1024)
+idir=$TL_TRACEFS/instances/$inst
+# a state to keep: one event of the system enabled before, an odd watermark
+echo 37 > "$idir/buffer_percent"
+echo 1 > "$idir/events/sched/sched_wakeup/enable"
+state "$idir" > before.txt
+
+stop_run INT -e sched
+stop_run TERM -e sched:sched_switch -e syscalls:sys_enter_umask
+stop_run INT -e sched --unordered
+stop_run INT -e sched_switch --non-consuming --latency-ms 20
+stop_run TERM -e sched --busy-poll
+stop_run INT -e sched --watermark 50 --latency-ms 30
+
+# under load: a busy writer on both CPUs while streaming sched events
+"$TM" stream -B "$inst" -e sched > /dev/null 2> err.txt &
+tm=$!
+tl_bg $tm
+wait_for sh -c "[ \"\$(cat $idir/events/sched/sched_switch/enable)\" = 1 ]" ||
+	tl_fail "the events were not enabled"
+for c in 0 1; do
+	taskset -c $c sh -c 'while :; do echo load; done' > "$idir/trace_marker" &
+	tl_bg $!
+done
+sleep 0.5
+t0=$(now_ms)
+kill -INT $tm
+wait $tm || { cat err.txt; tl_fail "tracemap stream under load exited $?"; }
+ms=$(($(now_ms) - t0))
+for p in $TL_PIDS; do kill "$p" 2>/dev/null; done
+tl_log "SIGINT under load: stopped in $ms ms"
+[ $ms -lt 1000 ] || tl_fail "stopping under load took $ms ms"
+state "$idir" > after.txt
+diff -u before.txt after.txt || tl_fail "the run under load left the instance changed"
+
+# no -B: a private instance, removed at exit; --raw: "[CPU] TS SIZE" per event
+"$TM" stream --raw > raw.txt 2> err.txt &
+tm=$!
+tl_bg $tm
+priv=$TL_TRACEFS/instances/tracemap-$tm
+wait_for test -d "$priv" || { cat err.txt; tl_fail "no private instance tracemap-$tm"; }
+wait_for grep -q "tracemap-$tm" err.txt || tl_fail "the private instance is not named on stderr"
+[ "$(cat "$priv/buffer_percent")" = 0 ] || tl_fail "private instance: buffer_percent not 0"
+taskset -c 0 sh -c 'i=0; while [ $i -lt 50 ]; do echo "seq=$i"; i=$((i + 1)); done' > "$priv/trace_marker"
+taskset -c 1 sh -c 'i=50; while [ $i -lt 80 ]; do echo "seq=$i"; i=$((i + 1)); done' > "$priv/trace_marker"
+wait_for sh -c '[ $(wc -l < raw.txt) -ge 80 ]' || tl_fail "$(wc -l < raw.txt) raw lines, not 80"
+kill -TERM $tm
+wait $tm || { cat err.txt; tl_fail "tracemap stream --raw exited $?"; }
+[ ! -d "$priv" ] || tl_fail "the private instance tracemap-$tm was left behind"
+[ "$(wc -l < raw.txt)" -eq 80 ] || tl_fail "$(wc -l < raw.txt) raw lines, not 80"
+grep -Evq '^\[00[01]\] [0-9]+ [0-9]+$' raw.txt && tl_fail "raw line format: $(head -1 raw.txt)"
+[ "$(grep -c '^\[000\]' raw.txt)" -eq 50 ] || tl_fail "cpu0 raw lines"
+# time order across the two CPUs (written one after the other)
+awk '{ if ($2 < last) exit 1; last = $2 }' raw.txt || tl_fail "raw lines out of time order"
+exit 0
