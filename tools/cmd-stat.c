@@ -138,7 +138,7 @@ int cmd_stat(int argc, char **argv)
 		return 1;
 	}
 	tfs = tool_tracefs();
-	if (!tfs || tool_instance_check(iname))
+	if (!tfs || tool_instance_check(iname, NULL))
 		return 1;
 	if (iname)
 		snprintf(idir, sizeof(idir), "%s/instances/%s", tfs, iname);

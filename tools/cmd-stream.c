@@ -789,7 +789,7 @@ int cmd_stream(int argc, char **argv)
 	if (!o.specs || parse_args(argc, argv, &o))
 		goto out;
 	tfs = tool_tracefs();
-	if (!tfs || tool_instance_check(o.instance))
+	if (!tfs || tool_instance_check(o.instance, ", or leave out -B to stream a private instance"))
 		goto out;
 	if (resolve_events(tfs, &o, &evs, &nr_evs, &sys, &nr_sys))
 		goto out;

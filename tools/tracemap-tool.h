@@ -19,10 +19,10 @@ void tool_usage(FILE *to);
 const char *tool_tracefs(void);
 
 /*
- * The instance named by -B / --top: *name NULL for the top-level buffer.
- * An instance that does not exist is an error (exit 1) with a message.
+ * Check the instance named by -B (NULL: the top-level buffer): one that does
+ * not exist is an error with a message; @hint is appended to it.
  */
-int tool_instance_check(const char *name);
+int tool_instance_check(const char *name, const char *hint);
 
 /* Route libtracemap's messages through tool_err(); debug ones when @verbose. */
 void tool_set_lib_print(bool verbose);

@@ -93,7 +93,7 @@ const char *tool_tracefs(void)
 	return dir;
 }
 
-int tool_instance_check(const char *name)
+int tool_instance_check(const char *name, const char *hint)
 {
 	const char *tfs;
 	char path[4096];
@@ -110,8 +110,8 @@ int tool_instance_check(const char *name)
 	}
 	snprintf(path, sizeof(path), "%s/instances/%s", tfs, name);
 	if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
-		tool_err("no instance '%s' (%s does not exist): create it with 'mkdir %s', or "
-			 "leave out -B to stream a private instance", name, path, path);
+		tool_err("no instance '%s' (%s does not exist): create it with 'mkdir %s'%s",
+			 name, path, path, hint ? hint : "");
 		return -1;
 	}
 	return 0;

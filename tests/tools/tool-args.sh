@@ -1,0 +1,77 @@
+#!/bin/sh
+# timeout: 60
+# Bad arguments: tracemap exits 1 with a message that names the problem, and
+# nothing is changed: the instance's enable files, buffer_percent and
+# tracing_on stay as they were, and no private instance is left behind.
+. "$(dirname "$0")/../lib.sh"
+tl_require_root
+TM=${TRACEMAP:-$PWD/build/tracemap}
+[ -x "$TM" ] || tl_fail "$TM is not built: run make"
+cd "$TL_TMP" || exit 1
+
+inst=$(tl_instance st)
+idir=$TL_TRACEFS/instances/$inst
+echo 37 > "$idir/buffer_percent"
+echo 1 > "$idir/events/sched/sched_wakeup/enable"
+state() {
+	grep -H . "$idir"/events/*/*/enable "$idir"/events/*/enable "$idir/buffer_percent" \
+		"$idir/tracing_on" 2>/dev/null
+}
+state > before.txt
+
+# a CPU this machine does not have, as a mask
+ncpu=$(ls -d "$TL_TRACEFS"/per_cpu/cpu* | wc -l)
+absent=$(printf '%x' $((1 << ncpu)))
+
+# fails "PATTERN" ARGS...: exit 1, PATTERN on stderr, nothing on stdout, no change
+nr=0
+fails() {
+	pattern=$1
+	shift
+	"$TM" "$@" > out.txt 2> err.txt &
+	pid=$!
+	wait $pid
+	rc=$?
+	nr=$((nr + 1))
+	[ $rc -eq 1 ] || { cat err.txt; tl_fail "tracemap $* exited $rc, not 1"; }
+	grep -q -- "$pattern" err.txt || { cat err.txt; tl_fail "tracemap $*: no '$pattern' on stderr"; }
+	[ -s out.txt ] && tl_fail "tracemap $* wrote to stdout: $(head -2 out.txt)"
+	[ -d "$TL_TRACEFS/instances/tracemap-$pid" ] && tl_fail "tracemap $* left tracemap-$pid"
+	state > after.txt
+	diff -u before.txt after.txt || tl_fail "tracemap $* changed the instance"
+}
+
+fails "usage:"
+fails "unknown command" bogus
+fails "unknown option" stream --bogus
+fails "needs an argument" stream -B
+fails "needs an argument" stream -B "$inst" -e
+fails "needs an argument" stream -B "$inst" --latency-ms
+fails "unexpected argument" stream -B "$inst" extra
+fails "exclude each other" stream -B "$inst" --top
+fails "no instance 'tmtest-st-none'" stream -B tmtest-st-none -e sched
+fails "invalid instance name" stream -B ../x
+fails "no such event" stream -B "$inst" -e sched:no_such_event
+fails "no such event" stream -B "$inst" -e sched:sched_switch -e no_such_system
+fails "no such event" stream -B "$inst" -e 'no_such_system:*'
+fails "always recorded" stream -B "$inst" -e ftrace:print
+fails "invalid CPU mask" stream -B "$inst" -e sched -M xyz
+fails "selects no CPU" stream -B "$inst" -e sched -M 0
+fails "CPU $ncpu" stream -B "$inst" -e sched -M "$absent"
+fails "give a number" stream -B "$inst" --latency-ms 0
+fails "give a number" stream -B "$inst" --latency-ms 12x
+fails "give a number" stream -B "$inst" --watermark 101
+# the same without -B: the private instance is made and removed again
+fails "CPU $ncpu" stream -e sched -M "$absent"
+fails "invalid CPU mask" stream -M 'g'
+fails "no such event" stream -e sched:no_such_event
+fails "no instance" stat -B tmtest-st-none
+fails "unknown option" stat --bogus
+fails "exclude each other" stat -B "$inst" --top
+tl_log "$nr bad command lines: exit 1, a message, nothing changed"
+
+# --help is not an error
+"$TM" --help > help.txt || tl_fail "tracemap --help failed"
+grep -q '^usage: tracemap stream' help.txt || tl_fail "--help has no usage"
+"$TM" stream --help | cmp -s - help.txt || tl_fail "tracemap stream --help differs"
+exit 0
