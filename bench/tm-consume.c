@@ -155,10 +155,10 @@ static int run_lib(struct cons *c, int ready_fd, bool busy)
 		if (r < 0 && r != -EINTR && r != -EAGAIN)
 			break;
 	}
-	/* drain: whatever the latency bound still holds back */
+	/* drain: until a pass finds nothing, twice in a row */
 	while (r >= 0 || r == -EINTR || r == -EAGAIN) {
-		r = tracemap_stream_poll(s, 20);
-		if (r == 0 && ++idle >= 3)
+		r = tracemap_stream_consume(s);
+		if (r == 0 && ++idle >= 2)
 			break;
 		if (r > 0)
 			idle = 0;
