@@ -97,7 +97,24 @@ tc_report nommap.dat nommap.txt
 tc_expect_seqs nommap.txt 0 2000
 tl_log "--no-mmap: 2000 markers through libtracefs"
 
-# 7. 8 KiB sub-buffers: one warning per CPU saying why, then libtracefs
+# 7. installed (make install with DESTDIR), the launcher finds its plugin
+if make -s -C "$TC_TOP" install-trace-cmd-plugin DESTDIR="$TL_TMP/inst" PREFIX=/usr/local \
+	> install.log 2>&1; then
+	inst=$(tl_instance tc)
+	"$TL_TMP/inst/usr/local/bin/trace-cmd-mmap" --verbose record -d --no-filter -B "$inst" \
+		-p nop -o installed.dat \
+		sh -c "$TC_MARKERS $inst 0 0 100 & $TC_MARKERS $inst 1 100 100; wait" \
+		> installed.log 2>&1
+	tc_count_ge installed.log ': mapped ' 2 || { cat installed.log; tl_fail "the installed launcher did not map"; }
+	tc_report installed.dat installed.txt
+	tc_expect_seqs installed.txt 0 200
+	tl_log "installed under DESTDIR: the launcher finds the plugin, 200 markers"
+else
+	cat install.log
+	tl_fail "make install-trace-cmd-plugin failed"
+fi
+
+# 8. 8 KiB sub-buffers: one warning per CPU saying why, then libtracefs
 inst=$(tl_instance tc)
 if echo 8 > "$TL_TRACEFS/instances/$inst/buffer_subbuf_size_kb" 2>/dev/null; then
 	"$TCM" record -d --no-filter -B "$inst" -p nop -o sb.dat true > sb.log 2>&1
