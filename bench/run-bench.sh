@@ -85,6 +85,10 @@ consumers() {
 	echo "tracefs|own||$CONS $PEER -m tracefs"
 	echo "read|own||$CONS $PEER -m read"
 	echo "mmap|own||$CONS $PEER -m mmap"
+	# the bulk regime: wakeups only at half a buffer, the tail on the 100 ms tick
+	r=; has_cap lib || r="lib/stream.c not built"
+	echo "lib-wm50|own|$r|$CONS -w 50 -l 100 -m lib"
+	echo "mmap-wm50|own||$CONS -w 50 -l 100 -m mmap"
 	r=; [ -n "$TCMMAP" ] || r="trace-cmd-mmap not built"
 	echo "tcm-record|dat|$r|$TCMMAP record -d --no-filter -B {I} $EV -o {O}.dat"
 	echo "tcm-stream|text|$r|$TCMMAP stream -d --no-filter -B {I} $EV"
