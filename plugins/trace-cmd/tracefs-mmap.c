@@ -688,11 +688,13 @@ static int wait_input(struct tcm *t)
 	if (t->idle_wakes >= 2) {
 		/*
 		 * The fd said ready twice and no page came of it (buffer_percent 0,
-		 * or the kernel's empty GET_READER): look again in 1 ms, not at once.
+		 * or the kernel's empty GET_READER): look again in 1 ms, not at once,
+		 * then wait on the fd again so that an idle buffer costs nothing.
 		 */
 		p[0].fd = -1;
 		if (timeout < 0 || timeout > 1)
 			timeout = 1;
+		t->idle_wakes = 1;
 	}
 	t->st.waits++;
 	ret = poll(p, 2, timeout);
