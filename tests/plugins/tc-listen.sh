@@ -36,7 +36,7 @@ run_client() {
 	ls listen > before.lst
 	timeout 60 "$TCM" --verbose --stats record -d --no-filter -B "$inst" -N localhost:$port $4 \
 		-e syscalls:sys_enter_getppid \
-		sh -c "$TC_MARKERS $inst 0 0 $2 & $TC_MARKERS $inst 1 $2 $2; wait" > rec.log 2>&1
+		sh -c "$(tc_workload 2 "$TC_MARKERS $inst 0 0 $2 & $TC_MARKERS $inst 1 $2 $2; wait")" > rec.log 2>&1
 	[ $? -ne 124 ] || { cat rec.log; tl_fail "record -N ($1) did not finish within 60 s"; }
 	tc_count_ge rec.log ': mapped ' 2 || { cat rec.log; tl_fail "the plugin did not map both CPUs"; }
 	! grep -q 'through libtracefs' rec.log || { cat rec.log; tl_fail "the plugin fell back"; }

@@ -51,7 +51,7 @@ tl_log "traced command: LD_PRELOAD=[$other], no settings, plugin not loaded"
 # 4. record --poll
 inst=$(tl_instance tc)
 "$TCM" --verbose --stats record --poll -d --no-filter -B "$inst" -p nop -o poll.dat \
-	sh -c "$TC_MARKERS $inst 0 0 3000 & $TC_MARKERS $inst 1 3000 3000; wait" > poll.log 2>&1
+	sh -c "$(tc_workload 2 "$TC_MARKERS $inst 0 0 3000 & $TC_MARKERS $inst 1 3000 3000; wait")" > poll.log 2>&1
 tc_count_ge poll.log ': mapped .*non-blocking' 2 || { cat poll.log; tl_fail "--poll did not map both CPUs"; }
 tc_report poll.dat poll.txt
 tc_expect_seqs poll.txt 0 6000
@@ -91,7 +91,7 @@ tl_log "no --max-age-ms: the partial page was held until the end"
 # 6. --no-mmap: libtracefs serves everything
 inst=$(tl_instance tc)
 "$TCM" --verbose --no-mmap record -d --no-filter -B "$inst" -p nop -o nommap.dat \
-	sh -c "$TC_MARKERS $inst 0 0 1000 & $TC_MARKERS $inst 1 1000 1000; wait" > nommap.log 2>&1
+	sh -c "$(tc_workload 2 "$TC_MARKERS $inst 0 0 1000 & $TC_MARKERS $inst 1 1000 1000; wait")" > nommap.log 2>&1
 ! grep -q ': mapped ' nommap.log || tl_fail "--no-mmap mapped a buffer"
 tc_report nommap.dat nommap.txt
 tc_expect_seqs nommap.txt 0 2000
@@ -103,7 +103,7 @@ if make -s -C "$TC_TOP" install-trace-cmd-plugin DESTDIR="$TL_TMP/inst" PREFIX=/
 	inst=$(tl_instance tc)
 	"$TL_TMP/inst/usr/local/bin/trace-cmd-mmap" --verbose record -d --no-filter -B "$inst" \
 		-p nop -o installed.dat \
-		sh -c "$TC_MARKERS $inst 0 0 100 & $TC_MARKERS $inst 1 100 100; wait" \
+		sh -c "$(tc_workload 2 "$TC_MARKERS $inst 0 0 100 & $TC_MARKERS $inst 1 100 100; wait")" \
 		> installed.log 2>&1
 	tc_count_ge installed.log ': mapped ' 2 || { cat installed.log; tl_fail "the installed launcher did not map"; }
 	tc_report installed.dat installed.txt

@@ -13,7 +13,7 @@ cd "$TL_TMP" || exit 1
 
 # the workload: markers plus one getppid() each, pinned, from both CPUs
 workload() {
-	echo "$TC_MARKERS -g $1 0 0 $n & $TC_MARKERS -g $1 1 $n $n; wait"
+	tc_workload 2 "$TC_MARKERS -g $1 0 0 $n & $TC_MARKERS -g $1 1 $n $n; wait"
 }
 
 # the workload's events, without pids and times: "[cpu] event: info"
