@@ -51,4 +51,14 @@ for cpu in 0 1; do
 	total_missing=$((total_missing + missing))
 done
 [ $total_missing -gt 0 ] || tl_fail "nothing was lost: the test did not overflow the buffer"
+
+# KernelShark's library marks every drop trace-cmd report shows
+if [ -x "$TC_KSHARK" ]; then
+	"$TC_KSHARK" ov.dat > ks.txt || tl_fail "libkshark could not load ov.dat"
+	read -r _ streams _ entries _ markers _ overflow < ks.txt
+	drops=$(grep -c 'EVENTS DROPPED\]' ov.txt)
+	[ "$markers" -eq "$(wc -l < seqs)" ] && [ "$overflow" -eq "$drops" ] ||
+		tl_fail "libkshark: $(cat ks.txt); report: $(wc -l < seqs) markers, $drops drops"
+	tl_log "libkshark: $markers markers and $overflow drop marks, as trace-cmd report"
+fi
 exit 0
