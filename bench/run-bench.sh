@@ -7,6 +7,7 @@
 # build/bench/raw.txt).
 #
 #   BENCH_RATES="100000 500000 1000000 0"   offered events/s, 0 = writer max
+#   BENCH_LAT_RATE=10000                    a low rate for the library's latency only
 #   BENCH_REPS=3  BENCH_DURATION_MS=1000    repetitions, writer time per point
 #   BENCH_ONLY="lib mmap"                   run only these consumers
 #
@@ -16,6 +17,8 @@
 O=build
 B=$O/bench
 RATES=${BENCH_RATES:-100000 500000 1000000 0}
+LAT_RATE=${BENCH_LAT_RATE-10000}
+LAT_ONLY="lib lib-busy"
 REPS=${BENCH_REPS:-3}
 DUR=${BENCH_DURATION_MS:-1000}
 TRACEFS=/sys/kernel/tracing
@@ -111,11 +114,15 @@ consumers | while IFS='|' read -r name kind missing cmd; do
 done
 rep=1
 while [ $rep -le "$REPS" ]; do
-	for rate in $RATES; do
+	for rate in $LAT_RATE $RATES; do
 		consumers > $OUT/list
 		while IFS='|' read -r name kind missing cmd; do
 			selected "$name" || continue
 			[ -n "$missing" ] && continue
+			# the latency rate: wake-up latency of the library, nothing else
+			if [ "$rate" = "$LAT_RATE" ]; then
+				case " $LAT_ONLY " in *" $name "*) ;; *) continue ;; esac
+			fi
 			# shellcheck disable=SC2086
 			$B/tm-bench -n "$name" -r "$rate" -d "$DUR" -k "$kind" -o "$OUT" -R "$rep" \
 				-S 3000 -- $cmd > $OUT/line 2> $OUT/bench.err < /dev/null &
@@ -140,7 +147,7 @@ secs=$(( $(date +%s) - start ))
 {
 	echo "# tracemap benchmark results"
 	echo
-	echo "Command: \`make bench\` (bench/run-bench.sh; BENCH_RATES=\"$RATES\" BENCH_REPS=$REPS" \
+	echo "Command: \`make bench\` (bench/run-bench.sh; BENCH_RATES=\"$RATES\" BENCH_LAT_RATE=$LAT_RATE BENCH_REPS=$REPS" \
 		"BENCH_DURATION_MS=$DUR), $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
 		"$(nproc) CPUs, measured in ${secs} s. The read(), libtracefs and floor consumers wait" \
 		"like a default library stream: buffer_percent $LIB_WM, at most $LIB_LAT ms between drains."

@@ -292,6 +292,8 @@ END {
 	print "|---|---|---|---|---|---|---|"
 	for (i = 1; i <= nrates; i++) {
 		r = rates[i]
+		if (!nreps("mmap", r) && !nreps("tc-stream", r) && !nreps("tc-record", r))
+			continue
 		a = ratio("lib", "mmap", r, "cpu_per_ev")
 		a2 = ratio("lib-wm50", "mmap-wm50", r, "cpu_per_ev")
 		b = ratio("tc-stream", "lib", r, "cpu_per_ev")
