@@ -10,6 +10,8 @@
 #   BENCH_LAT_RATE=10000                    a low rate for the library's latency only
 #   BENCH_REPS=3  BENCH_DURATION_MS=1000    repetitions, writer time per point
 #   BENCH_ONLY="lib mmap"                   run only these consumers
+#   BENCH_MAX_OTHER=15                      re-measure a point disturbed by more than
+#                                           this % of foreign CPU time, once
 #
 # A consumer whose program is missing (not built yet) is listed as such in
 # the table; it does not stop the run.
@@ -19,6 +21,10 @@ B=$O/bench
 RATES=${BENCH_RATES:-100000 500000 1000000 0}
 LAT_RATE=${BENCH_LAT_RATE-10000}
 LAT_ONLY="lib lib-busy"
+# a point where other processes took more than MAX_OTHER % of the two CPUs is
+# measured once more (while the run is younger than RETRY_BUDGET seconds)
+MAX_OTHER=${BENCH_MAX_OTHER:-15}
+RETRY_BUDGET=${BENCH_RETRY_BUDGET_S:-330}
 REPS=${BENCH_REPS:-3}
 DUR=${BENCH_DURATION_MS:-1000}
 TRACEFS=/sys/kernel/tracing
@@ -113,6 +119,7 @@ consumers | while IFS='|' read -r name kind missing cmd; do
 	[ -n "$missing" ] && echo "name=$name unavailable=$(echo "$missing" | tr ' ' '_')" >> $RAW
 done
 rep=1
+retried=0
 while [ $rep -le "$REPS" ]; do
 	for rate in $LAT_RATE $RATES; do
 		consumers > $OUT/list
@@ -123,21 +130,38 @@ while [ $rep -le "$REPS" ]; do
 			if [ "$rate" = "$LAT_RATE" ]; then
 				case " $LAT_ONLY " in *" $name "*) ;; *) continue ;; esac
 			fi
-			# shellcheck disable=SC2086
-			$B/tm-bench -n "$name" -r "$rate" -d "$DUR" -k "$kind" -o "$OUT" -R "$rep" \
-				-S 3000 -- $cmd > $OUT/line 2> $OUT/bench.err < /dev/null &
-			pid=$!
-			PIDS="$PIDS $pid"
-			wait $pid
-			if grep -q '^name=' $OUT/line; then
-				cat $OUT/line >> $RAW
-			else
-				echo "name=$name rate=$rate rep=$rep error=tm-bench-failed" >> $RAW
-				sed 's/^/  | /' $OUT/bench.err >&2
-			fi
-			printf '  rep %s rate %-7s %-10s %s\n' "$rep" "$rate" "$name" \
-				"$(sed -n 's/.*written=\([0-9]*\).*unique=\([0-9]*\) missing=\([0-9]*\).*cpu_per_ev=\([0-9.]*\) stop_ms=\([0-9.]*\) stopped=\([01]\).*error=\(.*\)/written \1 delivered \2 lost \3 cpu\/ev \4 ns stop \5 ms stopped \6 \7/p' $OUT/line)" >&2
-			rm -f "$OUT/$name-$rate-$rep".*
+			try=1
+			while :; do
+				# shellcheck disable=SC2086
+				$B/tm-bench -n "$name" -r "$rate" -d "$DUR" -k "$kind" -o "$OUT" \
+					-R "$rep" -S 3000 -- $cmd > $OUT/line 2> $OUT/bench.err \
+					< /dev/null &
+				pid=$!
+				PIDS="$PIDS $pid"
+				wait $pid
+				grep -q '^name=' $OUT/line ||
+					echo "name=$name rate=$rate rep=$rep error=tm-bench-failed" > $OUT/line
+				other=$(sed -n 's/.* other_pct=\([0-9.]*\) .*/\1/p' $OUT/line)
+				printf '  rep %s rate %-7s %-10s %s\n' "$rep" "$rate" "$name" \
+					"$(sed -n 's/.*written=\([0-9]*\).*unique=\([0-9]*\) missing=\([0-9]*\).*cpu_per_ev=\([0-9.]*\) stop_ms=\([0-9.]*\) stopped=\([01]\).*other_pct=\([0-9.]*\) error=\(.*\)/written \1 delivered \2 lost \3 cpu\/ev \4 ns stop \5 ms stopped \6 other \7% \8/p' $OUT/line)" >&2
+				# something else ran on the two CPUs: once more, keep the quieter run
+				if [ $try -eq 1 ] && [ -n "$other" ] && [ $(( $(date +%s) - start )) -lt "$RETRY_BUDGET" ] &&
+				   awk -v o="$other" -v m="$MAX_OTHER" 'BEGIN { exit !(o > m) }'; then
+					mv $OUT/line $OUT/line.1
+					try=2
+					continue
+				fi
+				if [ $try -eq 2 ] && grep -q '^name=.* other_pct=' $OUT/line.1 &&
+				   awk -v a="$(sed -n 's/.* other_pct=\([0-9.]*\) .*/\1/p' $OUT/line.1)" \
+				       -v b="$other" 'BEGIN { exit !(a + 0 <= b + 0) }'; then
+					mv $OUT/line.1 $OUT/line
+				fi
+				break
+			done
+			retried=$((retried + try - 1))
+			grep -q 'error=tm-bench-failed' $OUT/line && sed 's/^/  | /' $OUT/bench.err >&2
+			cat $OUT/line >> $RAW
+			rm -f "$OUT/$name-$rate-$rep".* $OUT/line.1
 		done < $OUT/list
 	done
 	rep=$((rep + 1))
@@ -149,7 +173,8 @@ secs=$(( $(date +%s) - start ))
 	echo
 	echo "Command: \`make bench\` (bench/run-bench.sh; BENCH_RATES=\"$RATES\" BENCH_LAT_RATE=$LAT_RATE BENCH_REPS=$REPS" \
 		"BENCH_DURATION_MS=$DUR), $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
-		"$(nproc) CPUs, measured in ${secs} s. The read(), libtracefs and floor consumers wait" \
+		"$(nproc) CPUs, measured in ${secs} s ($retried points re-measured because other" \
+		"processes used more than $MAX_OTHER % of the CPUs). The read(), libtracefs and floor consumers wait" \
 		"like a default library stream: buffer_percent $LIB_WM, at most $LIB_LAT ms between drains."
 	echo
 	awk -f bench/summarize.awk -v reps="$REPS" $RAW
