@@ -21,6 +21,11 @@
  * registry, which the handlers never change. A handler-time flush that
  * interrupts the main flow in the middle of producing pages (busy set)
  * does nothing but ask the main flow to flush a page before it waits again.
+ * tracemap_cpu_read_page() in consume mode allocates nothing and takes no
+ * lock after open (GET_READER, copies into the reader's staging page); it
+ * logs only on a corrupt meta page. Snapshot mode sorts with qsort(), which
+ * may allocate, on its first read: only extract uses it, and extract reads
+ * without signal handlers.
  */
 #include <dlfcn.h>
 #include <errno.h>
