@@ -57,10 +57,12 @@ struct tracemap_cpu {
 
 	/* snapshot and follow: validated copies of every sub-buffer */
 	unsigned char *copies;
-	struct snap_page *order;
+	struct snap_page *byid;		/* the copy of each sub-buffer */
+	struct snap_page *order;	/* what the snapshot hands out, oldest first */
 	unsigned int nr_order;
 	unsigned int next_order;
 	bool scanned;
+	bool snap_unsure;
 	long long pending_lost;
 	struct {
 		bool valid;
@@ -101,6 +103,8 @@ static inline unsigned int data_cap(const struct tracemap_cpu *c)
 {
 	return c->subbuf_size - TM_SUBBUF_HDR;
 }
+
+static void snapshot_scan(struct tracemap_cpu *c);
 
 /* ------------------------------------------------------------ open/close */
 
@@ -198,8 +202,9 @@ static int alloc_buffers(struct tracemap_cpu *c)
 		return 0;
 	c->copies = malloc((size_t)c->nr_subbufs * c->subbuf_size);
 	c->order = calloc(c->nr_subbufs, sizeof(*c->order));
+	c->byid = calloc(c->nr_subbufs, sizeof(*c->byid));
 	c->fbuf = malloc(c->subbuf_size);
-	return c->copies && c->order && c->fbuf ? 0 : tm_err(ENOMEM);
+	return c->copies && c->order && c->byid && c->fbuf ? 0 : tm_err(ENOMEM);
 }
 
 /*
@@ -373,6 +378,9 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 	ret = -alloc_buffers(c);
 	if (ret)
 		goto fail;
+	/* "what is in the buffer now" is at open: what follows is then accounted for */
+	if (c->mode != TRACEMAP_MODE_CONSUME)
+		snapshot_scan(c);
 	return c;
 fail:
 	tracemap_cpu_close(c);
@@ -392,6 +400,7 @@ void tracemap_cpu_close(struct tracemap_cpu *c)
 	free(c->stats_path);
 	free(c->copies);
 	free(c->order);
+	free(c->byid);
 	free(c->fbuf);
 	free(c->stage);
 	free(c);
@@ -580,6 +589,58 @@ static int copy_page(struct tracemap_cpu *c, unsigned int id, uint64_t *ts, unsi
 }
 
 /*
+ * Bring the copies of every sub-buffer up to date: copy each page whose
+ * header changed since its last copy (all of them on the first pass).
+ * Returns true when the only change was growth of the newest page.
+ *
+ * Copies taken one after the other while the writer goes on need not fit
+ * together: a page copied before the writer recycled it lacks its new
+ * content, and a page copied later may already hold what followed, a gap
+ * in the middle. A pass that finds every other page as copied proves the
+ * set gap-free: the writer changes only the newest page and, moving on,
+ * the oldest one, so a page recycled after its check holds data newer than
+ * all we have, and the one after it would have been seen changed.
+ */
+static bool snapshot_pass(struct tracemap_cpu *c, bool first)
+{
+	unsigned int i, size, grown = NO_ID, newest = NO_ID;
+	uint64_t ts, commit;
+	bool other = false;
+
+	for (i = 0; i < c->nr_subbufs; i++) {
+		struct snap_page *p = &c->byid[i];
+		const unsigned char *sb = subbuf_at(c, i);
+
+		if (!first) {
+			/* time stamp before commit: the writer's order reversed (tm_subbuf_copy) */
+			ts = __atomic_load_n((const uint64_t *)sb, __ATOMIC_ACQUIRE);
+			commit = __atomic_load_n((const uint64_t *)(sb + 8), __ATOMIC_ACQUIRE);
+			if (p->id != NO_ID && ts == p->ts && TM_COMMIT_SIZE(commit) == p->size)
+				continue;
+			if (p->id != NO_ID && ts == p->ts && TM_COMMIT_SIZE(commit) > p->size &&
+			    grown == NO_ID)
+				grown = i;
+			else
+				other = true;
+		}
+		if (copy_page(c, i, &ts, &size)) {
+			*p = (struct snap_page){ .id = NO_ID };
+			other = true;
+			continue;
+		}
+		/* recycled between the look and the copy */
+		if (grown == i && ts != p->ts)
+			other = true;
+		*p = (struct snap_page){ .ts = ts, .id = i, .size = size };
+	}
+	for (i = 0; i < c->nr_subbufs; i++)
+		if (c->byid[i].id != NO_ID && c->byid[i].size &&
+		    (newest == NO_ID || c->byid[i].ts > c->byid[newest].ts))
+			newest = i;
+	return !first && !other && (grown == NO_ID || grown == newest);
+}
+
+/*
  * Copy every sub-buffer, order by time, and keep what the reader page has not
  * handed out: pages older than the reader page were consumed and only wait in
  * the ring to be overwritten.
@@ -587,25 +648,23 @@ static int copy_page(struct tracemap_cpu *c, unsigned int id, uint64_t *ts, unsi
 static void snapshot_scan(struct tracemap_cpu *c)
 {
 	const struct trace_buffer_meta *m = c->meta;
-	unsigned int rid, rread, i, n = 0, keep = 0;
+	unsigned int rid, rread, i, n = 0, keep = 0, pass;
 	struct snap_page *rp = NULL;
-	unsigned int size;
-	uint64_t ts;
+	bool settled = false;
 
 	rid = __atomic_load_n(&m->reader.id, __ATOMIC_ACQUIRE);
 	rread = __atomic_load_n(&m->reader.read, __ATOMIC_RELAXED);
-	c->pending_lost = 0;
-	for (i = 0; i < c->nr_subbufs; i++) {
-		if (copy_page(c, i, &ts, &size)) {
-			c->pending_lost = TRACEMAP_LOST_UNKNOWN;
-			c->st.lost_unknown++;
-			continue;
-		}
-		if (!size)
-			continue;
-		c->order[n++] = (struct snap_page){ .ts = ts, .id = i, .size = size };
-	}
+	for (pass = 0; pass < 16 && !settled; pass++)
+		settled = snapshot_pass(c, !pass);
+	for (i = 0; i < c->nr_subbufs; i++)
+		if (c->byid[i].id != NO_ID && c->byid[i].size)
+			c->order[n++] = c->byid[i];
 	qsort(c->order, n, sizeof(*c->order), cmp_snap);
+	/* the writer outran us every time: any page boundary may hide a gap */
+	c->snap_unsure = !settled;
+	c->pending_lost = 0;
+	if (!settled)
+		c->st.lost_unknown++;
 	for (i = 0; i < n; i++)
 		if (c->order[i].id == rid)
 			rp = &c->order[i];
@@ -628,6 +687,7 @@ static void snapshot_scan(struct tracemap_cpu *c)
 	/* where follow mode starts when the snapshot holds nothing new */
 	c->cur.valid = false;
 	c->cur.complete = false;
+	c->cur.id = rp ? rp->id : NO_ID;
 	c->cur.ts = rp ? rp->ts : 0;
 	if (rp && rread >= rp->size) {
 		c->cur.valid = true;
@@ -684,6 +744,8 @@ static int snapshot_region(struct tracemap_cpu *c, struct tracemap_region *r)
 		    UINT64_MAX, &end_ts);
 	r->lost = lost_add(r->lost, c->pending_lost);
 	c->pending_lost = 0;
+	if (c->snap_unsure && c->next_order > 1)
+		r->lost = TRACEMAP_LOST_UNKNOWN;
 	if (c->next_order < c->nr_order)
 		r->flags |= TRACEMAP_REGION_COMPLETE;
 
@@ -693,12 +755,14 @@ static int snapshot_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	return 1;
 }
 
-/* The oldest page newer than @ts, read from the live headers. */
-static bool find_successor(struct tracemap_cpu *c, uint64_t ts, unsigned int *sid, uint64_t *sts)
+/* The oldest page newer than @ts, read from the live headers; @newer counts them. */
+static bool find_successor(struct tracemap_cpu *c, uint64_t ts, unsigned int *sid, uint64_t *sts,
+			   unsigned int *newer)
 {
 	bool found = false;
 	unsigned int i;
 
+	*newer = 0;
 	for (i = 0; i < c->nr_subbufs; i++) {
 		const unsigned char *sb = subbuf_at(c, i);
 		/* pairs with the writer's time stamp store before it raises commit */
@@ -707,6 +771,7 @@ static bool find_successor(struct tracemap_cpu *c, uint64_t ts, unsigned int *si
 
 		if (!TM_COMMIT_SIZE(commit) || t <= ts)
 			continue;
+		(*newer)++;
 		if (!found || t < *sts) {
 			*sts = t;
 			*sid = i;
@@ -718,9 +783,9 @@ static bool find_successor(struct tracemap_cpu *c, uint64_t ts, unsigned int *si
 
 static int follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
 {
-	unsigned int sid = 0, size, loops;
+	unsigned int sid = 0, size, loops, newer;
 	uint64_t sts = 0, ts, end_ts;
-	bool succ;
+	bool succ, left_intact;
 	int ret;
 
 	if (!c->scanned || c->next_order < c->nr_order)
@@ -733,7 +798,8 @@ static int follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
 			continue;
 		}
 		/* look for a newer page first: then the cursor page's commit is final */
-		succ = find_successor(c, c->cur.ts, &sid, &sts);
+		succ = find_successor(c, c->cur.ts, &sid, &sts, &newer);
+		left_intact = false;
 		if (c->cur.valid) {
 			if (tm_subbuf_copy(c->fbuf, subbuf_at(c, c->cur.id), c->subbuf_size, &ts,
 					   &size) || ts != c->cur.ts) {
@@ -764,6 +830,7 @@ static int follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
 			if (!succ)
 				return 0;
 			c->cur.valid = false;
+			left_intact = true;
 		}
 		if (!succ) {
 			if (!c->pending_lost)
@@ -774,6 +841,28 @@ static int follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
 			r->lost = c->pending_lost;
 			c->pending_lost = 0;
 			return 1;
+		}
+		/*
+		 * The writer fills pages in ring order, so while the page we leave
+		 * still holds what we read, the oldest newer page is the one right
+		 * after it. Once that page was recycled, the writer went through its
+		 * successors too: what they held is gone. Checked after the search,
+		 * which pairs with the writer's time stamp store before commit.
+		 */
+		if (!left_intact && c->cur.id != NO_ID && !c->pending_lost &&
+		    __atomic_load_n((const uint64_t *)subbuf_at(c, c->cur.id), __ATOMIC_ACQUIRE) !=
+		    c->cur.ts) {
+			c->pending_lost = TRACEMAP_LOST_UNKNOWN;
+			c->st.lost_unknown++;
+		}
+		/*
+		 * Nothing was left to follow from (the buffer was empty at open):
+		 * the first page written since is still there unless the writer
+		 * has used every page of the ring since.
+		 */
+		if (c->cur.id == NO_ID && !c->pending_lost && newer + 1 >= c->nr_subbufs) {
+			c->pending_lost = TRACEMAP_LOST_UNKNOWN;
+			c->st.lost_unknown++;
 		}
 		c->cur = (typeof(c->cur)){ .valid = true, .id = sid, .ts = sts,
 					   .walk_ts = UINT64_MAX };

@@ -156,8 +156,10 @@ static unsigned int count_trace_lines(const char *file)
 
 	txt = th_instance_read(fx.inst, file);
 	assert_non_null(txt);
-	for (p = txt; (p = strstr(p, "seq=")); p += 4)
-		n++;
+	/* by hand: a sanitizer's strstr() is quadratic on megabytes of text */
+	for (p = txt; *p; p++)
+		if (*p == 's' && !strncmp(p, "seq=", 4))
+			n++;
 	free(txt);
 	return n;
 }
