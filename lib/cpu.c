@@ -288,13 +288,23 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 	if (opts) {
 		if (opts->sz < offsetof(struct tracemap_cpu_opts, tracefs_dir) +
 		    sizeof(opts->tracefs_dir)) {
+			tm_log(TRACEMAP_LOG_ERROR, "tracemap_cpu_opts.sz is %zu: set it to "
+			       "sizeof(struct tracemap_cpu_opts)", opts->sz);
 			tm_err(EINVAL);
 			return NULL;
 		}
 		o = *opts;
 	}
-	if (cpu < 0 || o.mode > TRACEMAP_MODE_FOLLOW ||
-	    (o.mode != TRACEMAP_MODE_CONSUME && (o.flags & TRACEMAP_CPU_FORCE_READ))) {
+	if (cpu < 0 || o.mode > TRACEMAP_MODE_FOLLOW) {
+		tm_log(TRACEMAP_LOG_ERROR, "invalid %s %d: pass a CPU number >= 0 and a "
+		       "TRACEMAP_MODE_*", cpu < 0 ? "CPU" : "mode", cpu < 0 ? cpu : (int)o.mode);
+		tm_err(EINVAL);
+		return NULL;
+	}
+	if (o.mode != TRACEMAP_MODE_CONSUME && (o.flags & TRACEMAP_CPU_FORCE_READ)) {
+		tm_log(TRACEMAP_LOG_ERROR, "the %s mode reads without consuming, which needs the "
+		       "mapping: drop TRACEMAP_CPU_FORCE_READ or use TRACEMAP_MODE_CONSUME",
+		       o.mode == TRACEMAP_MODE_SNAPSHOT ? "snapshot" : "follow");
 		tm_err(EINVAL);
 		return NULL;
 	}
@@ -309,7 +319,7 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 	snprintf(path, sizeof(path), "%s/per_cpu/cpu%d", idir, cpu);
 	if (stat(path, &st)) {
 		tm_log(TRACEMAP_LOG_ERROR, "CPU %d has no ring buffer (%s missing): the CPU does "
-		       "not exist; see /sys/devices/system/cpu/possible", cpu, path);
+		       "not exist; use one listed in /sys/devices/system/cpu/possible", cpu, path);
 		tm_err(ENXIO);
 		return NULL;
 	}

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * tracemap_cpu_open() errors on the real tracefs: each failure has its own
+ * errno and exactly one error message that names what failed and says what
+ * to do; a successful open says nothing.
+ *
+ * timeout: 60
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tracemap.h"
+
+#define TAG	"kc"
+
+static struct {
+	unsigned int n;			/* messages at warning level or worse */
+	unsigned int all;		/* messages at any level */
+	char last[512];
+} msgs;
+
+static const char *inst;
+
+static void capture(void *ctx, enum tracemap_log_level level, const char *msg)
+{
+	msgs.all++;
+	if (level > TRACEMAP_LOG_WARN)
+		return;
+	msgs.n++;
+	snprintf(msgs.last, sizeof(msgs.last), "%s", msg);
+}
+
+static int setup(void **state)
+{
+	inst = th_instance_create(TAG, 0, 0);
+	tracemap_set_print(capture, NULL);
+	return inst ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	tracemap_set_print(NULL, NULL);
+	if (inst)
+		th_instance_remove(inst);
+	inst = NULL;
+	return 0;
+}
+
+/*
+ * Open must fail with @err and print exactly one message containing every
+ * string of @hints (NULL-terminated).
+ */
+static void expect_failure(const char *instance, int cpu, enum tracemap_mode mode,
+			   unsigned int flags, const char *dir, size_t sz, int err,
+			   const char *const *hints)
+{
+	struct tracemap_cpu_opts o = { .sz = sz, .mode = mode, .flags = flags,
+				       .tracefs_dir = dir };
+	struct tracemap_cpu *c;
+
+	memset(&msgs, 0, sizeof(msgs));
+	errno = 0;
+	c = tracemap_cpu_open(instance, cpu, &o);
+	if (c)
+		tracemap_cpu_close(c);
+	assert_null(c);
+	if (errno != err)
+		fail_msg("errno %d (%s), expected %d (%s)", errno, strerror(errno), err,
+			 strerror(err));
+	assert_int_equal(msgs.n, 1);
+	for (; *hints; hints++)
+		if (!strstr(msgs.last, *hints))
+			fail_msg("message \"%s\" lacks \"%s\"", msgs.last, *hints);
+}
+
+#define HINTS(...)	((const char *const[]){ __VA_ARGS__, NULL })
+#define SZ		sizeof(struct tracemap_cpu_opts)
+
+static void test_not_tracefs(void **state)
+{
+	expect_failure(inst, 0, TRACEMAP_MODE_CONSUME, 0, "/nonexistent/tracing", SZ, ENOENT,
+		       HINTS("/nonexistent/tracing", "mount -t tracefs"));
+	/* a directory that exists but is no tracefs */
+	expect_failure(inst, 0, TRACEMAP_MODE_CONSUME, 0, "/tmp", SZ, ENOENT,
+		       HINTS("/tmp", "mount -t tracefs"));
+}
+
+static void test_unknown_instance(void **state)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "tmtest-%s-%d-nonexistent", TAG, (int)getpid());
+	expect_failure(name, 0, TRACEMAP_MODE_CONSUME, 0, NULL, SZ, ENODEV,
+		       HINTS(name, "mkdir"));
+	expect_failure(name, 0, TRACEMAP_MODE_SNAPSHOT, 0, th_tracefs(), SZ, ENODEV,
+		       HINTS(name, "mkdir"));
+}
+
+static void test_absent_cpu(void **state)
+{
+	expect_failure(inst, 4096, TRACEMAP_MODE_CONSUME, 0, NULL, SZ, ENXIO,
+		       HINTS("CPU 4096", "/sys/devices/system/cpu/possible"));
+	expect_failure(inst, 4096, TRACEMAP_MODE_FOLLOW, 0, NULL, SZ, ENXIO,
+		       HINTS("CPU 4096", "/sys/devices/system/cpu/possible"));
+	expect_failure(inst, 4096, TRACEMAP_MODE_CONSUME, TRACEMAP_CPU_FORCE_READ, NULL, SZ,
+		       ENXIO, HINTS("CPU 4096"));
+}
+
+static void test_invalid(void **state)
+{
+	expect_failure(inst, 0, TRACEMAP_MODE_SNAPSHOT, TRACEMAP_CPU_FORCE_READ, NULL, SZ, EINVAL,
+		       HINTS("snapshot", "TRACEMAP_CPU_FORCE_READ", "TRACEMAP_MODE_CONSUME"));
+	expect_failure(inst, 0, TRACEMAP_MODE_FOLLOW, TRACEMAP_CPU_FORCE_READ, NULL, SZ, EINVAL,
+		       HINTS("follow", "TRACEMAP_CPU_FORCE_READ"));
+	expect_failure(inst, -1, TRACEMAP_MODE_CONSUME, 0, NULL, SZ, EINVAL, HINTS("CPU -1"));
+	expect_failure(inst, 0, (enum tracemap_mode)7, 0, NULL, SZ, EINVAL, HINTS("mode 7"));
+	expect_failure(inst, 0, TRACEMAP_MODE_CONSUME, 0, NULL, 8, EINVAL,
+		       HINTS("sizeof(struct tracemap_cpu_opts)"));
+}
+
+/* The checks above can pass: the same arguments with the errors removed open. */
+static void test_valid_is_silent(void **state)
+{
+	static const struct {
+		enum tracemap_mode mode;
+		unsigned int flags;
+		enum tracemap_backend backend;
+	} ok[] = {
+		{ TRACEMAP_MODE_CONSUME, 0, TRACEMAP_BACKEND_MMAP },
+		{ TRACEMAP_MODE_CONSUME, TRACEMAP_CPU_FORCE_READ, TRACEMAP_BACKEND_READ },
+		{ TRACEMAP_MODE_SNAPSHOT, 0, TRACEMAP_BACKEND_MMAP },
+		{ TRACEMAP_MODE_FOLLOW, 0, TRACEMAP_BACKEND_MMAP },
+	};
+	struct tracemap_cpu_opts o = { .sz = SZ };
+	struct tracemap_cpu *c;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		memset(&msgs, 0, sizeof(msgs));
+		o.mode = ok[i].mode;
+		o.flags = ok[i].flags;
+		o.tracefs_dir = i % 2 ? th_tracefs() : NULL;
+		c = tracemap_cpu_open(inst, 0, &o);
+		assert_non_null(c);
+		assert_int_equal(tracemap_cpu_backend(c), ok[i].backend);
+		assert_int_equal(tracemap_cpu_mode(c), ok[i].mode);
+		assert_int_equal(tracemap_cpu_id(c), 0);
+		tracemap_cpu_close(c);
+		assert_int_equal(msgs.n, 0);
+	}
+	/* NULL options: consume through the mapping */
+	c = tracemap_cpu_open(inst, 0, NULL);
+	assert_non_null(c);
+	assert_int_equal(tracemap_cpu_backend(c), TRACEMAP_BACKEND_MMAP);
+	tracemap_cpu_close(c);
+	assert_int_equal(msgs.n, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_not_tracefs),
+		cmocka_unit_test(test_unknown_instance),
+		cmocka_unit_test(test_absent_cpu),
+		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_valid_is_silent),
+	};
+
+	th_require_mmap();
+	return cmocka_run_group_tests_name("cpu open errors", tests, setup, teardown);
+}
