@@ -312,6 +312,8 @@ END {
 	if ("lib" in seen) {
 		ok = 1; s = ""
 		for (i = 1; i <= nrates; i++) {
+			if (!nreps("lib", rates[i]))
+				continue
 			m = maxv("lib" SUBSEP rates[i] SUBSEP "missing")
 			s = s rname(rates[i]) ": " num(m) " "
 			if (m + 0 > 0) ok = 0
@@ -319,6 +321,8 @@ END {
 		printf "| library stream: zero loss at every offered rate | lost (max of reps) %s | %s |\n", s, verdict(ok)
 		ok = 1; s = ""
 		for (i = 1; i <= nrates; i++) {
+			if (!nreps("lib", rates[i]))
+				continue
 			m = med("lib" SUBSEP rates[i] SUBSEP "lat_p99_ns")
 			s = s rname(rates[i]) ": " us(m) " "
 			if (m + 0 >= 1000000) ok = 0
@@ -328,6 +332,8 @@ END {
 	if ("lib-busy" in seen) {
 		ok = 1; s = ""
 		for (i = 1; i <= nrates; i++) {
+			if (!nreps("lib-busy", rates[i]))
+				continue
 			m = med("lib-busy" SUBSEP rates[i] SUBSEP "lat_p99_ns")
 			s = s rname(rates[i]) ": " us(m) " "
 			if (m + 0 >= 50000) ok = 0
@@ -344,6 +350,8 @@ END {
 		ok = 1; s = ""
 		for (i = 1; i <= nrates; i++) {
 			k = "tm-text" SUBSEP rates[i]
+			if (!nreps("tm-text", rates[i]))
+				continue
 			m = maxv(k SUBSEP "stop_ms")
 			s = s rname(rates[i]) ": " num(m) " ms "
 			for (rr = 1; rr <= reps; rr++)
@@ -356,6 +364,8 @@ END {
 		ok = 1; s = ""
 		for (i = 1; i <= nrates; i++) {
 			r = rates[i]
+			if (!nreps("tc-record", r) || !nreps("tcm-record", r))
+				continue
 			if (maxv("tc-record" SUBSEP r SUBSEP "missing") + 0 == 0) {
 				m = maxv("tcm-record" SUBSEP r SUBSEP "missing")
 				s = s rname(r) ": " num(m) " "
@@ -368,6 +378,8 @@ END {
 		ok = 1; s = ""
 		for (i = 1; i <= nrates; i++) {
 			r = rates[i]
+			if (!nreps("tc-stream", r) || !nreps("tcm-stream", r))
+				continue
 			if (maxv("tc-stream" SUBSEP r SUBSEP "missing") + 0 > 0) {
 				m = maxv("tcm-stream" SUBSEP r SUBSEP "missing")
 				s = s rname(r) ": " num(m) " "
@@ -378,6 +390,8 @@ END {
 		ok = 1; s = ""
 		for (i = 1; i <= nrates; i++) {
 			k = "tcm-stream" SUBSEP rates[i]
+			if (!nreps("tcm-stream", rates[i]))
+				continue
 			for (rr = 1; rr <= reps; rr++)
 				if ((k SUBSEP "stopped", rr) in v && (v[k, "stopped", rr] + 0 == 0 || v[k, "stop_ms", rr] + 0 > 1000))
 					ok = 0

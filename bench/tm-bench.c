@@ -29,6 +29,9 @@
  * flushes and the final trace.dat write are included.
  *
  * Prints one line of key=value pairs; bench/run-bench.sh collects them.
+ *
+ * tm-bench -J spins on both CPUs for -d ms and reports the gaps the platform
+ * (interrupts, host preemption of the vCPUs) puts between two clock reads.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -688,11 +691,68 @@ stop:
 	free(argv);
 }
 
+/*
+ * What the platform takes from a CPU that never sleeps: gaps between two
+ * consecutive clock reads of a spinning loop (interrupts, host preemption
+ * of the vCPU). Both CPUs spin at once, as writer and busy reader do.
+ */
+struct gaps {
+	unsigned long long over100us, over1ms, max_ns, lost_ns;
+};
+
+static void spin_gaps(uint64_t ns, struct gaps *g)
+{
+	uint64_t start = bn_now(), prev = start, now, d;
+
+	memset(g, 0, sizeof(*g));
+	while ((now = bn_now()) - start < ns) {
+		d = now - prev;
+		prev = now;
+		if (d > 100000) {
+			g->over100us++;
+			g->lost_ns += d;
+		}
+		if (d > 1000000)
+			g->over1ms++;
+		if (d > g->max_ns)
+			g->max_ns = d;
+	}
+}
+
+static int jitter(const struct opts *o)
+{
+	struct gaps g[2];
+	int fd[2], i;
+	pid_t pid;
+
+	if (pipe(fd))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (!pid) {
+		bn_pin(o->reader_cpu);
+		spin_gaps(o->duration_ms * 1000000ull, &g[1]);
+		_exit(write(fd[1], &g[1], sizeof(g[1])) != sizeof(g[1]));
+	}
+	bn_pin(o->writer_cpu);
+	spin_gaps(o->duration_ms * 1000000ull, &g[0]);
+	if (read(fd[0], &g[1], sizeof(g[1])) != sizeof(g[1]))
+		die("the jitter probe on the reader CPU failed");
+	waitpid(pid, NULL, 0);
+	for (i = 0; i < 2; i++)
+		printf("cpu%d: %llu gaps > 100 us (%llu > 1 ms, max %.1f ms, %.1f ms in all) in %llu ms%s",
+		       i ? o->reader_cpu : o->writer_cpu, g[i].over100us, g[i].over1ms,
+		       g[i].max_ns / 1e6, g[i].lost_ns / 1e6, (unsigned long long)o->duration_ms,
+		       i ? "\n" : "; ");
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: tm-bench -n name -r rate -d ms -k own|text|raw|dat -o outdir "
 		"[-R rep] [-b buffer_kb] [-W writer_cpu] [-C reader_cpu] [-S stop_timeout_ms] "
-		"-- command [args...]\n");
+		"-- command [args...]\n       tm-bench -J [-d ms] [-W writer_cpu] [-C reader_cpu]\n");
 	exit(1);
 }
 
@@ -703,11 +763,13 @@ int main(int argc, char **argv)
 		.reader_cpu = 1, .stop_timeout_ms = 3000, .outdir = "/tmp",
 	};
 	struct result r = { 0 };
+	bool jitter_only = false;
 	uint64_t missing;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "+n:r:d:k:o:R:b:W:C:S:h")) != -1) {
+	while ((opt = getopt(argc, argv, "+Jn:r:d:k:o:R:b:W:C:S:h")) != -1) {
 		switch (opt) {
+		case 'J': jitter_only = true; break;
 		case 'n': o.name = optarg; break;
 		case 'r': o.rate = strtoull(optarg, NULL, 0); break;
 		case 'd': o.duration_ms = strtoull(optarg, NULL, 0); break;
@@ -721,6 +783,8 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
+	if (jitter_only)
+		return jitter(&o);
 	if (!o.name || optind >= argc)
 		usage();
 	o.cmd = argv + optind;
