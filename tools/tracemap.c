@@ -50,6 +50,8 @@ static const char usage_text[] =
 "  -B instance          an existing instance\n"
 "  --top                the top-level buffer\n"
 "\n"
+"  -h, --help           this text (also after stream or stat)\n"
+"\n"
 "Exit status: 0 on success, 1 on any error (nothing is changed when the\n"
 "arguments name an unknown event, instance or CPU).\n";
 
