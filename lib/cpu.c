@@ -260,6 +260,7 @@ static void init_consume(struct tracemap_cpu *c)
 		if (read_cpu_stats(c, &overrun, &nread))
 			overrun = nread = 0;
 		c->lost_accounted = lost_base(overrun, nread);
+		c->seen_read = nread;
 		return;
 	}
 
@@ -569,8 +570,12 @@ static int consume_read_region(struct tracemap_cpu *c, struct tracemap_region *r
 		uint64_t overrun = 0, nread;
 
 		/* a full page has no room for the count: the stats file has the counter */
-		if (r->lost == TRACEMAP_LOST_UNKNOWN && read_cpu_stats(c, &overrun, &nread))
-			overrun = 0;
+		if (r->lost == TRACEMAP_LOST_UNKNOWN && !read_cpu_stats(c, &overrun, &nread)) {
+			/* events read since the reset, this page's included: fewer means a reset */
+			if (nread < c->seen_read)
+				c->lost_accounted = 0;
+			c->seen_read = nread;
+		}
 		r->lost = flagged_lost(c, r->lost, overrun);
 	}
 	r->flags = TRACEMAP_REGION_COMPLETE;
