@@ -10,11 +10,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <kbuffer.h>
@@ -51,12 +54,24 @@ struct got {
 	unsigned int pages;
 };
 
+struct writer {
+	pthread_t thread;
+	bool started;
+	int fd;
+	int cpu;
+	unsigned int count;
+	unsigned int rate;		/* events per second */
+	unsigned int written;		/* atomic: events written so far */
+	int error;			/* atomic: -errno of a failed write */
+};
+
 static struct {
 	const char *inst;
 	struct tracemap_cpu *rd[MAX_READERS];
 	int marker;
 	cpu_set_t saved;
 	struct got g[2];
+	struct writer w;
 } fx = { .marker = -1 };
 
 /* bytes of one "seq=%08u cpu=%d" trace_marker record, measured once */
@@ -64,11 +79,22 @@ static unsigned int rec_size;
 
 /* ------------------------------------------------------------- fixture */
 
+static void stop_writer(void)
+{
+	if (!fx.w.started)
+		return;
+	/* the writer's loop is bounded by its count: it ends by itself */
+	pthread_join(fx.w.thread, NULL);
+	fx.w.started = false;
+	close(fx.w.fd);
+}
+
 /* Close everything of the current instance and remove it. */
 static void drop_instance(void)
 {
 	int i;
 
+	stop_writer();
 	for (i = 0; i < MAX_READERS; i++) {
 		tracemap_cpu_close(fx.rd[i]);
 		fx.rd[i] = NULL;
@@ -151,6 +177,54 @@ static void write_markers(unsigned int first, unsigned int count)
 		len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d", first + i, sched_getcpu());
 		assert_int_equal(write(fx.marker, buf, len), len);
 	}
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Writer thread on its own CPU, paced by spinning on the clock. */
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+	unsigned int i;
+	char buf[64];
+	uint64_t t0;
+	int len;
+
+	th_pin(w->cpu);
+	t0 = now_ns();
+	for (i = 0; i < w->count; i++) {
+		while (now_ns() - t0 < (uint64_t)i * 1000000000ull / w->rate)
+			;
+		len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d", i, sched_getcpu());
+		if (write(w->fd, buf, len) != len) {
+			__atomic_store_n(&w->error, -errno, __ATOMIC_RELEASE);
+			break;
+		}
+		/* pairs with the acquire load in writer_done() */
+		__atomic_store_n(&w->written, i + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void start_writer(int cpu, unsigned int count, unsigned int rate)
+{
+	fx.w = (struct writer){ .cpu = cpu, .count = count, .rate = rate };
+	fx.w.fd = th_marker_open(fx.inst, 0);
+	assert_true(fx.w.fd >= 0);
+	assert_int_equal(pthread_create(&fx.w.thread, NULL, writer_main, &fx.w), 0);
+	fx.w.started = true;
+}
+
+static bool writer_done(void)
+{
+	return __atomic_load_n(&fx.w.written, __ATOMIC_ACQUIRE) == fx.w.count ||
+	       __atomic_load_n(&fx.w.error, __ATOMIC_ACQUIRE);
 }
 
 static void reset_buffer(void)
@@ -253,7 +327,8 @@ static void add_page(struct got *g, void *page, unsigned int subbuf_size, int cp
 	g->pages++;
 }
 
-static void drain_pages(struct tracemap_cpu *c, struct got *g)
+/* Complete pages, then with @flush the held-back partial one too */
+static void drain_pages(struct tracemap_cpu *c, struct got *g, bool flush)
 {
 	unsigned int sbs = tracemap_cpu_subbuf_size(c), i, flags = 0;
 	void *page = malloc(sbs);
@@ -266,7 +341,7 @@ static void drain_pages(struct tracemap_cpu *c, struct got *g)
 			free(page);
 		assert_true(ret >= 0);
 		if (!ret) {
-			if (flags)
+			if (flags || !flush)
 				break;
 			/* complete pages first, then the held-back tail */
 			flags = TRACEMAP_PAGE_FLUSH;
@@ -282,7 +357,7 @@ static void drain_pages(struct tracemap_cpu *c, struct got *g)
 static void drain(struct tracemap_cpu *c, enum api api, struct got *g)
 {
 	if (api == API_PAGES)
-		drain_pages(c, g);
+		drain_pages(c, g, true);
 	else
 		drain_events(c, g);
 }
@@ -670,6 +745,47 @@ static void test_reset(void **state)
 	check_exact(&fx.g[0], from, 7000, 1, 0);
 }
 
+/*
+ * Consuming while a writer thread runs on the other CPU, waking up with
+ * poll(): the reader chases the writer on its page. Every event once, in
+ * order; with this buffer and rate nothing is lost.
+ */
+static void test_live(void **state)
+{
+	const struct params *p = *state;
+	const unsigned int count = 100000;
+	uint64_t deadline;
+	struct tracemap_cpu *c;
+	struct pollfd pfd;
+	bool done = false;
+
+	if (online_cpus() < 2)
+		skip();
+	th_pin(0);
+	new_instance(4096, p->subbuf_kb);
+	/* wake up for every event, not at half the buffer */
+	assert_int_equal(th_instance_write(fx.inst, "buffer_percent", "0"), 0);
+	c = open_reader(1, p->flags);
+	pfd = (struct pollfd){ .fd = tracemap_cpu_fd(c), .events = POLLIN };
+	start_writer(1, count, 200000);
+	deadline = now_ns() + 60ull * 1000000000ull;
+	while (!done && now_ns() < deadline) {
+		/* read what is there after the writer finished: then nothing is missing */
+		done = writer_done();
+		if (p->api == API_PAGES)
+			drain_pages(c, &fx.g[0], done);
+		else
+			drain_events(c, &fx.g[0]);
+		if (!done)
+			assert_true(poll(&pfd, 1, 10) >= 0);
+	}
+	stop_writer();
+	assert_true(done);
+	assert_int_equal(fx.w.error, 0);
+	check_exact(&fx.g[0], 0, 0, count, 1);
+	check_stats(c, p, count, 0, count);
+}
+
 /* ---------------------------------------------------------------- main */
 
 #define P(flags, kb, api)	(&(struct params){ flags, kb, api })
@@ -704,6 +820,10 @@ int main(void)
 		  P(READ, 4, API_EVENTS)),
 		T("overwrite accounting read 8k pages", test_overwrite_accounting,
 		  P(READ, 8, API_PAGES)),
+		T("live mmap 4k events", test_live, P(MMAP, 4, API_EVENTS)),
+		T("live mmap 8k pages", test_live, P(MMAP, 8, API_PAGES)),
+		T("live read 4k pages", test_live, P(READ, 4, API_PAGES)),
+		T("live read 8k events", test_live, P(READ, 8, API_EVENTS)),
 		T("reset mmap 4k", test_reset, P(MMAP, 4, API_EVENTS)),
 		T("reset mmap 8k pages", test_reset, P(MMAP, 8, API_PAGES)),
 		T("reset read 4k", test_reset, P(READ, 4, API_EVENTS)),
