@@ -68,6 +68,8 @@ struct tracemap_stream {
 	uint64_t round_op;		/* op at the start of the current round */
 	uint64_t budget;		/* regions per CPU per round */
 	uint64_t last_ts;		/* newest time delivered (ordered) */
+	struct scpu *run;		/* ordered: the CPU of the last event ... */
+	uint64_t run_limit;		/* ... the oldest pending event of the others */
 	struct scpu *drain;		/* unordered: the CPU being drained ... */
 	uint64_t drain_op;		/* ... and the region it was chosen for */
 	bool drained;			/* the last round found every CPU empty */
@@ -566,8 +568,29 @@ static bool before(const struct scpu *a, const struct scpu *b)
 static int next_ordered(struct tracemap_stream *s, struct scpu **out)
 {
 	struct scpu *head, *sc;
+	uint64_t region_op;
 	bool again;
 	int i, ret;
+
+	/*
+	 * Fast path: nothing changed on the other CPUs since the last event
+	 * went out, so the next one of its CPU may follow if it comes from the
+	 * same region (the others' checks still postdate its fetch) and is older
+	 * than every other pending event.
+	 */
+	sc = s->run;
+	s->run = NULL;
+	if (sc && !sc->has && has_budget(s, sc)) {
+		region_op = sc->region_op;
+		ret = fetch(s, sc);
+		if (ret < 0)
+			return ret;
+		if (ret > 0 && sc->region_op == region_op && sc->ev.ts < s->run_limit) {
+			s->run = sc;
+			*out = sc;
+			return 1;
+		}
+	}
 
 	ret = refill(s);
 	if (ret)
@@ -596,6 +619,13 @@ static int next_ordered(struct tracemap_stream *s, struct scpu **out)
 			again |= ret > 0;
 		}
 		if (!again) {
+			s->run = head;
+			s->run_limit = UINT64_MAX;
+			for (i = 0; i < s->nr; i++) {
+				sc = &s->cpus[i];
+				if (sc != head && sc->has && sc->ev.ts < s->run_limit)
+					s->run_limit = sc->ev.ts;
+			}
 			*out = head;
 			return 1;
 		}
