@@ -28,7 +28,8 @@
 #include "tracemap-tool.h"
 
 #define DRAIN_NS		(300 * 1000000ULL)	/* final drain after the stop */
-#define CMDLINE_RELOAD_NS	(100 * 1000000ULL)	/* saved_cmdlines re-read at most this often */
+#define CMDLINE_RELOAD_NS	(100 * 1000000ULL)	/* saved_cmdlines re-read for known gone tasks */
+#define CMDLINE_RELOAD_MIN_NS	(1000000ULL)		/* ... and for a new one at most this often */
 #define BUSY_CHECK_EVERY	256			/* busy-poll: rounds between signal checks */
 #define NR_GONE			64
 #define STOP_CHECK_EVERY	4096			/* events between signal checks in a round */
@@ -430,29 +431,37 @@ static void print_raw(const struct tracemap_event *ev)
 static void learn_comm(struct printer *p, int pid)
 {
 	char path[64], comm[64];
-	uint64_t now;
+	uint64_t now, wait;
+	bool seen = false;
 	FILE *f;
 	size_t n;
 	int i;
 
 	for (i = 0; i < NR_GONE; i++)
 		if (p->gone[i] == pid)
-			goto reload;
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "re");
-	if (f) {
-		n = fread(comm, 1, sizeof(comm) - 1, f);
-		fclose(f);
-		while (n && comm[n - 1] == '\n')
-			n--;
-		comm[n] = '\0';
-		if (n && !tep_register_comm(p->tep, comm, pid))
-			return;
+			seen = true;
+	if (!seen) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "re");
+		if (f) {
+			n = fread(comm, 1, sizeof(comm) - 1, f);
+			fclose(f);
+			while (n && comm[n - 1] == '\n')
+				n--;
+			comm[n] = '\0';
+			if (n && !tep_register_comm(p->tep, comm, pid))
+				return;
+		}
+		p->gone[p->next_gone++ % NR_GONE] = pid;
 	}
-	p->gone[p->next_gone++ % NR_GONE] = pid;
-reload:
+	/*
+	 * Gone already: the kernel saved its comm when it last left the CPU.
+	 * Look once for each new task (at most every millisecond), then only
+	 * now and then.
+	 */
 	now = now_ns();
-	if (now - p->cmdline_reload >= CMDLINE_RELOAD_NS) {
+	wait = seen ? CMDLINE_RELOAD_NS : CMDLINE_RELOAD_MIN_NS;
+	if (now - p->cmdline_reload >= wait) {
 		p->cmdline_reload = now;
 		tracefs_load_cmdlines(p->tracefs, p->tep);
 	}

@@ -20,10 +20,13 @@ for e in $EVENTS; do eopts="$eopts -e $e"; done
 
 # The workload: markers (ftrace:print, its address resolved through
 # kallsyms), umask calls with known arguments and results, an exit code.
+# It stays a moment so that the live stream finds its comm in /proc even
+# when this machine is busy (trace-cmd takes it from saved_cmdlines at the end).
 W='echo "tracemap-cmp start pid=$$" > "$M"
 umask 022; umask 077; umask 022
 i=0; while [ $i -lt 10 ]; do echo "seq=$i" > "$M"; i=$((i + 1)); done
 echo "tracemap-cmp end" > "$M"
+sleep 0.3
 exit 3'
 
 inst=$(tl_instance st)
@@ -78,7 +81,8 @@ pc=$(pid_of tc.txt)
 [ -n "$pm" ] && [ -n "$pc" ] || tl_fail "no start marker (tracemap: '$pm', trace-cmd: '$pc')"
 
 # The workload's lines, the pid and the values of [cpu] and time masked.
-# The regex pins the layout: "%16s-%-5d [%03d] %12.6f: name: <pad to 20>info".
+# The regex pins the time precision and the event name padding; the column
+# widths (pids of both runs may differ in length) are checked below.
 lines_of() {
 	awk -v pid="$2" '{
 		# comm may hold blanks: the pid is the last "-N" before " ["
@@ -90,7 +94,7 @@ lines_of() {
 			next
 		print
 	}' "$1" | sed -E \
-		-e 's/^( *[^ ].*)-'"$2"'( *) \[[0-9]{3}\] +[0-9]+\.[0-9]{6}: /\1-PID\2 [CPU] TIME: /' \
+		-e 's/^( *[^ ].*)-'"$2"' +\[[0-9]{3}\] +[0-9]+\.[0-9]{6}: /\1-PID [CPU] TIME: /' \
 		-e 's/([^0-9])'"$2"'([^0-9]|$)/\1PID\2/g'
 }
 lines_of tm.txt "$pm" > tm.cmp
