@@ -50,9 +50,10 @@ struct tracemap_cpu {
 	uint64_t seen_read;
 	uint64_t lost_accounted;
 
-	/* read() backend: one page copy; per_cpu/cpuN/stats stands in for the meta page */
+	/* read() backend: one page copy */
 	unsigned char *rbuf;
 	unsigned int read_seq;
+	/* per_cpu/cpuN/stats: the counters when the meta page does not have them */
 	char *stats_path;
 
 	/* snapshot and follow: validated copies of every sub-buffer */
@@ -378,12 +379,12 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 		c->backend = TRACEMAP_BACKEND_READ;
 		c->subbuf_size = read_subbuf_size(idir);
 		c->nr_subbufs = 0;
-		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats", idir, cpu);
-		c->stats_path = strdup(path);
-		if (!c->stats_path) {
-			ret = ENOMEM;
-			goto fail;
-		}
+	}
+	snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats", idir, cpu);
+	c->stats_path = strdup(path);
+	if (!c->stats_path) {
+		ret = ENOMEM;
+		goto fail;
 	}
 	init_consume(c);
 	ret = -alloc_buffers(c);
@@ -796,6 +797,24 @@ static bool find_successor(struct tracemap_cpu *c, uint64_t ts, unsigned int *si
 	return found;
 }
 
+/*
+ * Data the follower had not read yet was overwritten or cleared. After a
+ * reset (echo > trace) nothing has been overwritten since, and what the
+ * reset dropped is no loss, as in consuming mode; otherwise the writer
+ * lapped us and a gap is reported (count unknown).
+ */
+static void follow_gap(struct tracemap_cpu *c)
+{
+	uint64_t overrun, nread;
+
+	if (c->pending_lost)
+		return;
+	if (!read_cpu_stats(c, &overrun, &nread) && !overrun)
+		return;
+	c->pending_lost = TRACEMAP_LOST_UNKNOWN;
+	c->st.lost_unknown++;
+}
+
 static int follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
 {
 	unsigned int sid = 0, size, loops, newer;
@@ -816,18 +835,16 @@ static int follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
 		succ = find_successor(c, c->cur.ts, &sid, &sts, &newer);
 		left_intact = false;
 		if (c->cur.valid) {
+			/*
+			 * Recycled before we copied the rest, or cleared: by a reset,
+			 * or by the writer that is recycling it (commit goes to 0
+			 * before the new time stamp is written).
+			 */
 			if (tm_subbuf_copy(c->fbuf, subbuf_at(c, c->cur.id), c->subbuf_size, &ts,
-					   &size) || ts != c->cur.ts) {
-				/* recycled before we copied the rest: a gap */
-				c->pending_lost = TRACEMAP_LOST_UNKNOWN;
-				c->st.lost_unknown++;
+					   &size) || ts != c->cur.ts || size < c->cur.off) {
+				follow_gap(c);
 				c->cur.valid = false;
 				continue;
-			}
-			if (size < c->cur.off) {
-				/* reset: nothing of the old data is left on it */
-				c->cur.off = 0;
-				c->cur.walk_ts = UINT64_MAX;
 			}
 			if (size > c->cur.off) {
 				ret = copy_region(c, r, c->fbuf, c->cur.id, c->cur.off, size,
@@ -864,21 +881,17 @@ static int follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
 		 * successors too: what they held is gone. Checked after the search,
 		 * which pairs with the writer's time stamp store before commit.
 		 */
-		if (!left_intact && c->cur.id != NO_ID && !c->pending_lost &&
+		if (!left_intact && c->cur.id != NO_ID &&
 		    __atomic_load_n((const uint64_t *)subbuf_at(c, c->cur.id), __ATOMIC_ACQUIRE) !=
-		    c->cur.ts) {
-			c->pending_lost = TRACEMAP_LOST_UNKNOWN;
-			c->st.lost_unknown++;
-		}
+		    c->cur.ts)
+			follow_gap(c);
 		/*
 		 * Nothing was left to follow from (the buffer was empty at open):
 		 * the first page written since is still there unless the writer
 		 * has used every page of the ring since.
 		 */
-		if (c->cur.id == NO_ID && !c->pending_lost && newer + 1 >= c->nr_subbufs) {
-			c->pending_lost = TRACEMAP_LOST_UNKNOWN;
-			c->st.lost_unknown++;
-		}
+		if (c->cur.id == NO_ID && newer + 1 >= c->nr_subbufs)
+			follow_gap(c);
 		c->cur = (typeof(c->cur)){ .valid = true, .id = sid, .ts = sts,
 					   .walk_ts = UINT64_MAX };
 	}

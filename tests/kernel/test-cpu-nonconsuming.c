@@ -557,7 +557,50 @@ static void test_snapshot_live(void **state)
 	assert_true(total > 0);
 }
 
+/* echo > trace: a snapshot has only what was written after it */
+static void test_snapshot_after_reset(void **state)
+{
+	int kb = *(int *)*state;
+
+	th_pin(0);
+	new_instance(64, kb);
+	write_markers(0, 5 * per_page(kb) + 10);
+	assert_int_equal(th_instance_write(fx.inst, "trace", ""), 0);
+	write_markers(10000, 30);
+	assert_int_equal(check_snapshot(), 30);
+	assert_range(&fx.g[0], 0, 10000, 30);
+	/* more than the pages the reset left with stale time stamps */
+	write_markers(10030, 3 * per_page(kb));
+	assert_int_equal(check_snapshot(), 30 + 3 * per_page(kb));
+	assert_range(&fx.g[0], 0, 10000, 30 + 3 * per_page(kb));
+}
+
 /* ------------------------------------------------------------- follow */
+
+/* Follow across echo > trace: what comes after the reset, once and in order */
+static void test_follow_reset(void **state)
+{
+	int kb = *(int *)*state;
+	unsigned int pp = per_page(kb), i, from, seq = 0;
+	struct tracemap_cpu *c;
+
+	th_pin(0);
+	new_instance(64, kb);
+	c = open_reader(0, TRACEMAP_MODE_FOLLOW);
+	for (i = 0; i < 4; i++) {
+		/* the follower is mid-page, then at a page end */
+		write_markers(seq, i % 2 ? pp : 2 * pp + 17);
+		seq += i % 2 ? pp : 2 * pp + 17;
+		drain_events(c, &fx.g[0]);
+		assert_int_equal(th_instance_write(fx.inst, "trace", ""), 0);
+		seq += 1000;
+		write_markers(seq, 25 + i * pp);
+		from = fx.g[0].n;
+		drain_events(c, &fx.g[0]);
+		assert_range(&fx.g[0], from, seq, 25 + i * pp);
+		seq += 25 + i * pp;
+	}
+}
 
 static void test_follow_steps(void **state)
 {
@@ -720,6 +763,10 @@ int main(void)
 		T("snapshot reader page 4k", test_snapshot_reader_page, &kb4),
 		T("snapshot reader page 8k", test_snapshot_reader_page, &kb8),
 		T("snapshot live", test_snapshot_live, NULL),
+		T("snapshot after reset 4k", test_snapshot_after_reset, &kb4),
+		T("snapshot after reset 8k", test_snapshot_after_reset, &kb8),
+		T("follow reset 4k", test_follow_reset, &kb4),
+		T("follow reset 8k", test_follow_reset, &kb8),
 		T("follow steps 4k", test_follow_steps, &kb4),
 		T("follow steps 8k", test_follow_steps, &kb8),
 		T("follow live lossless", test_follow_live_lossless, NULL),
