@@ -83,6 +83,7 @@ PEER="-w $LIB_WM -l $LIB_LAT"
 # name|kind|missing-reason-or-empty|command
 CONS="$B/tm-consume -B {I} -t {T} -R {R}"
 consumers() {
+	echo "alone|own||$CONS -m idle"
 	r=; has_cap lib || r="lib/stream.c not built"
 	echo "lib|own|$r|$CONS -m lib"
 	echo "lib-busy|own|$r|$CONS -m busy"
@@ -132,6 +133,8 @@ while [ $rep -le "$REPS" ]; do
 			if [ "$rate" = "$LAT_RATE" ]; then
 				case " $LAT_ONLY " in *" $name "*) ;; *) continue ;; esac
 			fi
+			# the writer with no reader: its ceiling, at full speed only
+			[ "$name" = alone ] && [ "$rate" != 0 ] && continue
 			try=1
 			while :; do
 				# shellcheck disable=SC2086

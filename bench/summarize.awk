@@ -236,6 +236,10 @@ END {
 		rates[j + 1] = t
 	}
 
+	if (nreps("alone", 0))
+		printf "The writer alone (nothing reads the instance) reaches %s events/s (median); every " \
+		       "reader slows it down, so *achieved* is below *offered* where the reader costs the writer.\n\n",
+		       num(med("alone" SUBSEP 0 SUBSEP "achieved"))
 	print "## Issue 3: consumers of one instance (writer CPU 0, consumer CPU 1, 1 MiB per CPU)"
 	print ""
 	print "Medians of " reps " repetitions. *lost* = markers never delivered (sequence gaps; max over the"

@@ -16,6 +16,7 @@
  *   tracefs  libtracefs tracefs_iterate_raw_events(), called again after each wait
  *   mmap     the floor: mmap + TRACE_MMAP_IOCTL_GET_READER and nothing else;
  *            delivered and lost come from the meta page counters
+ *   idle     reads nothing: the writer alone
  *
  * -w sets the instance's buffer_percent for the peers (read, tracefs, mmap)
  * and the stream's watermark (lib, busy); -l is the longest wait between
@@ -444,11 +445,27 @@ static int run_mmap(struct cons *c, int ready_fd)
 	return 0;
 }
 
+/* ---------------------------------------------------------- no reader */
+
+/* Reads nothing: the writer's own ceiling, and what overflow looks like. */
+static int run_idle(struct cons *c, int ready_fd)
+{
+	sigset_t none;
+
+	sigemptyset(&none);
+	if (ready_fd >= 0 && write(ready_fd, "R", 1) < 0)
+		return -1;
+	while (!stop)
+		sigsuspend(&none);
+	c->noseq = true;
+	return 0;
+}
+
 /* ------------------------------------------------------------------ main */
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: tm-consume -m lib|busy|read|tracefs|mmap -B instance -t tag "
+	fprintf(stderr, "usage: tm-consume -m lib|busy|read|tracefs|mmap|idle -B instance -t tag "
 		"[-w watermark] [-l latency_ms] [-R ready_fd]\n       tm-consume -c|-p\n");
 	exit(1);
 }
@@ -470,7 +487,7 @@ int main(int argc, char **argv)
 #ifdef BN_HAVE_STREAM
 			printf("lib busy ");
 #endif
-			printf("read tracefs mmap\n");
+			printf("read tracefs mmap idle\n");
 			return 0;
 		case 'm': mode = optarg; break;
 		case 'B': c.inst = optarg; break;
@@ -507,6 +524,8 @@ int main(int argc, char **argv)
 		r = run_tracefs(&c, ready_fd);
 	else if (!strcmp(mode, "mmap"))
 		r = run_mmap(&c, ready_fd);
+	else if (!strcmp(mode, "idle"))
+		r = run_idle(&c, ready_fd);
 	else
 		usage();
 	getrusage(RUSAGE_SELF, &ru1);
