@@ -60,7 +60,7 @@ struct tracemap_stream {
 	void *ctx;
 
 	int epfd;
-	int timerfd;			/* latency tick: tail below the watermark, follow mode */
+	int timerfd;			/* latency tick: below the watermark, follow mode */
 	int kickfd;			/* readable while work is left over in user space */
 
 	uint64_t op;			/* calls into the readers, in program order */
@@ -394,6 +394,12 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 		goto fail;
 	for (i = n = 0; i < MAX_MASK_CPUS; i++)
 		n += set[i];
+	if (!n) {
+		tm_log(TRACEMAP_LOG_ERROR, "no online CPU found in /sys/devices/system/cpu/online: "
+		       "give a CPU mask");
+		ret = tm_err(ENXIO);
+		goto fail;
+	}
 	s->cpus = calloc(n, sizeof(*s->cpus));
 	if (!s->cpus) {
 		ret = tm_err(ENOMEM);

@@ -28,11 +28,11 @@
 #include "tracemap-tool.h"
 
 #define DRAIN_NS		(300 * 1000000ULL)	/* final drain after the stop */
-#define CMDLINE_RELOAD_NS	(100 * 1000000ULL)	/* saved_cmdlines re-read for known gone tasks */
-#define CMDLINE_RELOAD_MIN_NS	(1000000ULL)		/* ... and for a new one at most this often */
-#define BUSY_CHECK_EVERY	256			/* busy-poll: rounds between signal checks */
+#define CMDLINE_RELOAD_NS	(100 * 1000000ULL)	/* saved_cmdlines: tasks known gone */
+#define CMDLINE_RELOAD_MIN_NS	(1000000ULL)		/* ... a task new and gone */
+#define BUSY_CHECK_EVERY	256			/* busy-poll: rounds per signal check */
 #define NR_GONE			64
-#define STOP_CHECK_EVERY	4096			/* events between signal checks in a round */
+#define STOP_CHECK_EVERY	4096			/* events per signal check in a round */
 
 /* One event the stream enables, and what to put back. */
 struct ev_item {
@@ -798,7 +798,8 @@ int cmd_stream(int argc, char **argv)
 	if (!o.specs || parse_args(argc, argv, &o))
 		goto out;
 	tfs = tool_tracefs();
-	if (!tfs || tool_instance_check(o.instance, ", or leave out -B to stream a private instance"))
+	if (!tfs ||
+	    tool_instance_check(o.instance, ", or leave out -B to stream a private instance"))
 		goto out;
 	if (resolve_events(tfs, &o, &evs, &nr_evs, &sys, &nr_sys))
 		goto out;

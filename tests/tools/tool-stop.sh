@@ -76,6 +76,26 @@ stop_run INT -e sched_switch --non-consuming --latency-ms 20
 stop_run TERM -e sched --busy-poll
 stop_run INT -e sched --watermark 50 --latency-ms 30
 
+# -M 2: only CPU 1 is read
+: > "$idir/trace"
+"$TM" stream -B "$inst" -M 2 > out.txt 2> err.txt &
+tm=$!
+tl_bg $tm
+wait_for sh -c "[ \"\$(cat $idir/buffer_percent)\" = 0 ]" || tl_fail "-M 2: the stream did not start"
+tl_markers "$inst" 0 0 30
+tl_markers "$inst" 1 30 20
+wait_for grep -q 'seq=49' out.txt || tl_fail "-M 2: cpu1's markers did not arrive"
+kill -INT $tm
+wait $tm || tl_fail "-M 2: exited $?"
+[ "$(tl_seqs out.txt | tr '\n' ' ')" = "$(seq 30 49 | tr '\n' ' ')" ] ||
+	tl_fail "-M 2: markers $(tl_seqs out.txt | tr '\n' ' ')"
+grep -Eq '^ +0 +mmap' err.txt && tl_fail "-M 2: statistics of cpu0"
+grep -Eq '^ +1 +mmap +[0-9]+ ' err.txt || { cat err.txt; tl_fail "-M 2: cpu1 statistics"; }
+[ "$(grep -c 'seq=' "$idir/per_cpu/cpu0/trace")" -eq 30 ] || tl_fail "-M 2 consumed cpu0"
+: > "$idir/trace"
+state "$idir" > after.txt
+diff -u before.txt after.txt || tl_fail "-M 2 left the instance changed"
+
 # under load: a busy writer on both CPUs while streaming sched events
 "$TM" stream -B "$inst" -e sched > /dev/null 2> err.txt &
 tm=$!
