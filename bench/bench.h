@@ -94,14 +94,36 @@ void bn_seq_add(struct bn_seq *s, uint64_t seq);
 uint64_t bn_seq_missing(const struct bn_seq *s, uint64_t written);
 void bn_seq_free(struct bn_seq *s);
 
-/* Latency samples (ns) and their percentiles. */
+/*
+ * Latency samples (ns) in a histogram, so that adding one costs a few
+ * instructions and nothing is sorted inside the measured time: 100 ns
+ * buckets up to 100 us, 10 us buckets up to 100 ms, then one overflow bucket.
+ */
+#define BN_LAT_FINE	1000
+#define BN_LAT_COARSE	10000
+
 struct bn_lat {
-	uint64_t *v;
-	size_t n, cap;
+	uint64_t n;
+	uint64_t max;
+	uint32_t fine[BN_LAT_FINE];
+	uint32_t coarse[BN_LAT_COARSE];
+	uint32_t over;
 };
 
-void bn_lat_add(struct bn_lat *l, uint64_t ns);
-/* @pct in 0..100; 0 when empty. Sorts the samples. */
-uint64_t bn_lat_pct(struct bn_lat *l, double pct);
+static inline void bn_lat_add(struct bn_lat *l, uint64_t ns)
+{
+	if (ns < BN_LAT_FINE * 100ull)
+		l->fine[ns / 100]++;
+	else if (ns < BN_LAT_COARSE * 10000ull)
+		l->coarse[ns / 10000]++;
+	else
+		l->over++;
+	if (ns > l->max)
+		l->max = ns;
+	l->n++;
+}
+
+/* The upper edge of the bucket holding the @pct percentile (0..100); 0 when empty. */
+uint64_t bn_lat_pct(const struct bn_lat *l, double pct);
 
 #endif

@@ -304,34 +304,25 @@ void bn_seq_free(struct bn_seq *s)
 	memset(s, 0, sizeof(*s));
 }
 
-void bn_lat_add(struct bn_lat *l, uint64_t ns)
+uint64_t bn_lat_pct(const struct bn_lat *l, double pct)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 4096;
-		uint64_t *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n++] = ns;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-uint64_t bn_lat_pct(struct bn_lat *l, double pct)
-{
-	size_t i;
+	uint64_t rank, seen = 0;
+	int i;
 
 	if (!l->n)
 		return 0;
-	qsort(l->v, l->n, sizeof(*l->v), cmp_u64);
-	i = (size_t)(pct / 100.0 * (double)(l->n - 1) + 0.5);
-	return l->v[i < l->n ? i : l->n - 1];
+	if (pct >= 100)
+		return l->max;
+	rank = (uint64_t)(pct / 100.0 * (double)l->n);
+	for (i = 0; i < BN_LAT_FINE; i++) {
+		seen += l->fine[i];
+		if (seen > rank)
+			return (i + 1) * 100ull;
+	}
+	for (i = 0; i < BN_LAT_COARSE; i++) {
+		seen += l->coarse[i];
+		if (seen > rank)
+			return (i + 1) * 10000ull;
+	}
+	return l->max;
 }

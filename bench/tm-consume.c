@@ -537,12 +537,13 @@ int main(int argc, char **argv)
 		  ru0.ru_stime.tv_usec) * 1000ll;
 
 	printf("delivered=%llu dups=%llu late=%llu other=%llu noseq=%d lost=%llu "
-	       "lost_unknown=%llu calls=%llu waits=%llu self_cpu_ns=%llu lat_n=%zu ",
+	       "lost_unknown=%llu calls=%llu waits=%llu self_cpu_ns=%llu lat_n=%llu ",
 	       (unsigned long long)(c.noseq ? c.kernel_delivered : c.seq.delivered),
 	       (unsigned long long)c.seq.dups, (unsigned long long)c.seq.late,
 	       (unsigned long long)c.seq.other, c.noseq, (unsigned long long)c.lost,
 	       (unsigned long long)c.lost_unknown, (unsigned long long)c.calls,
-	       (unsigned long long)c.waits, (unsigned long long)cpu_ns, c.lat.n);
+	       (unsigned long long)c.waits, (unsigned long long)cpu_ns,
+	       (unsigned long long)c.lat.n);
 	printf("lat_p50_ns=%llu lat_p99_ns=%llu lat_max_ns=%llu\n",
 	       (unsigned long long)bn_lat_pct(&c.lat, 50),
 	       (unsigned long long)bn_lat_pct(&c.lat, 99),
