@@ -234,7 +234,7 @@ static long long flagged_lost(struct tracemap_cpu *c, long long stored, uint64_t
 	return lost;
 }
 
-/* "overrun:" and "read events:" of per_cpu/cpuN/stats (read backend) */
+/* "overrun:" and "read events:" of per_cpu/cpuN/stats (read backend, follow gaps) */
 static int read_cpu_stats(const struct tracemap_cpu *c, uint64_t *overrun, uint64_t *nread)
 {
 	char buf[1024], *p, *q;
