@@ -33,6 +33,7 @@
 #define BUSY_CHECK_EVERY	256			/* busy-poll: rounds per signal check */
 #define NR_GONE			64
 #define STOP_CHECK_EVERY	4096			/* events per signal check in a round */
+#define STDOUT_BUF		(1 << 20)
 
 /* One event the stream enables, and what to put back. */
 struct ev_item {
@@ -864,6 +865,9 @@ int cmd_stream(int argc, char **argv)
 	if (private)
 		fprintf(stderr, "tracemap: streaming the private instance %s (markers: %s/instances/"
 			"%s/trace_marker); Ctrl-C stops\n", iname, tfs, iname);
+	/* a file or pipe gets large writes; a terminal a line at a time */
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOFBF, STDOUT_BUF);
 	start = now_ns();
 	p.sfd = sfd;
 	ret = stream_loop(s, &p, sfd, o.busy) ? 1 : 0;
