@@ -711,12 +711,15 @@ static int deliver(struct tracemap_stream *s, struct scpu *sc)
 {
 	int ret;
 
-	if (sc->ev.missed && s->on_lost && !sc->lost_told) {
+	if (sc->ev.missed && s->on_lost) {
 		/* reported once; the event stays pending if the caller stops here */
-		sc->lost_told = true;
-		ret = s->on_lost(s->ctx, sc->cpu, sc->ev.missed);
-		if (ret < 0)
-			return ret;
+		if (!sc->lost_told) {
+			sc->lost_told = true;
+			ret = s->on_lost(s->ctx, sc->cpu, sc->ev.missed);
+			if (ret < 0)
+				return ret;
+		}
+		sc->ev.missed = 0;
 	}
 	take(s, sc);
 	if (s->on_event) {

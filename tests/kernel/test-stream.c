@@ -46,6 +46,7 @@ struct got {
 	unsigned int lost_before_event;	/* on_lost calls followed by an event of that CPU */
 	int lost_cpu;
 	int stop_after;		/* on_event returns -42 when n reaches it (0: never) */
+	bool lost_stop;		/* on_lost returns -7 */
 	/* latency test: delivery time minus the time of the write */
 	uint64_t delays[MAX_DELAYS];
 	unsigned int nd;
@@ -195,7 +196,7 @@ static int on_lost(void *ctx, int cpu, long long lost)
 	if (lost > 0)
 		g->lost += lost;
 	g->lost_cpu = cpu;
-	return 0;
+	return g->lost_stop ? -7 : 0;
 }
 
 static struct tracemap_stream *open_stream(unsigned int flags, int watermark, int latency_ms,
@@ -716,31 +717,69 @@ static void test_buffer_percent_after_failed_test(void **state)
 
 /* ------------------------------------------------------ lost events */
 
-static void test_lost_events(void **state)
+/* Overwrite mode drops the oldest: @count markers into 16 KiB, then a stream. */
+static void lost_setup(unsigned int count)
 {
-	struct tracemap_cpu_stats st;
-	const unsigned int count = 3000;
-	unsigned int i;
-	long first;
-
 	new_instance(16);
 	write_markers_on(0, 0, count);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
-	for (i = 0; i < 100 && tracemap_stream_poll(fx.s, 100) > 0; i++)
-		;
+}
+
+/* What arrived is the contiguous tail; returns the first seq that arrived. */
+static long assert_tail(unsigned int count)
+{
+	unsigned int i;
+
 	assert_true(fx.g.n > 0 && fx.g.n < count);
-	/* overwrite mode drops the oldest: what arrived is the contiguous tail */
-	first = fx.g.ev[0].seq;
 	for (i = 1; i < fx.g.n; i++)
 		assert_int_equal(fx.g.ev[i].seq, fx.g.ev[i - 1].seq + 1);
 	assert_int_equal(fx.g.ev[fx.g.n - 1].seq, count - 1);
+	return fx.g.ev[0].seq;
+}
+
+static void test_lost_events(void **state)
+{
+	const unsigned int count = 3000;
+	struct tracemap_cpu_stats st;
+	struct tracemap_event ev;
+	unsigned int i;
+	long first;
+
+	lost_setup(count);
+	for (i = 0; i < 100 && tracemap_stream_poll(fx.s, 100) > 0; i++)
+		;
+	first = assert_tail(count);
 	/* one report, with the exact count, before the first event after the gap */
 	assert_int_equal(fx.g.lost_calls, 1);
 	assert_int_equal(fx.g.lost, first);
 	assert_int_equal(fx.g.lost_before_event, 1);
-	assert_int_equal(fx.g.ev[0].missed, first);
+	/* reported through on_lost: not again in the event */
+	assert_int_equal(fx.g.ev[0].missed, 0);
 	stream_stats(0, &st);
 	assert_int_equal(st.lost, first);
+
+	/* on_lost stops the delivery: the event follows with the next call, once */
+	lost_setup(count);
+	fx.g.lost_stop = true;
+	assert_int_equal(tracemap_stream_poll(fx.s, 100), -7);
+	assert_int_equal(fx.g.n, 0);
+	fx.g.lost_stop = false;
+	for (i = 0; i < 100 && tracemap_stream_poll(fx.s, 100) > 0; i++)
+		;
+	first = assert_tail(count);
+	assert_int_equal(fx.g.lost_calls, 1);
+	assert_int_equal(fx.g.lost, first);
+	assert_int_equal(fx.g.ev[0].missed, 0);
+
+	/* pull model: the count comes with the event */
+	lost_setup(count);
+	while (fx.g.n < count && tracemap_stream_next_event(fx.s, &ev, 100) == 1)
+		got_add(&fx.g, &ev);
+	first = assert_tail(count);
+	assert_int_equal(fx.g.ev[0].missed, first);
+	for (i = 1; i < fx.g.n; i++)
+		assert_int_equal(fx.g.ev[i].missed, 0);
+	assert_int_equal(fx.g.lost_calls, 0);
 }
 
 /* ------------------------------------------------ follow and snapshot */
