@@ -64,6 +64,7 @@ struct opts {
 
 struct printer {
 	struct tep_handle *tep;
+	struct tep_event *exec_event;
 	struct tep_plugin_list *plugins;
 	struct trace_seq seq;
 	const char *tfmt;	/* time column, as trace-cmd report picks it */
@@ -380,6 +381,7 @@ static int printer_init(struct printer *p, const char *tfs, struct tracefs_insta
 	}
 	/* the plugins change how some events print (sched_switch, ...), as for trace-cmd */
 	p->plugins = tep_load_plugins(p->tep);
+	p->exec_event = tep_find_event_by_name(p->tep, "sched", "sched_process_exec");
 	trace_seq_init(&p->seq);
 	p->tfmt = time_format(inst);
 	return 0;
@@ -468,6 +470,30 @@ static void learn_comm(struct printer *p, int pid)
 	}
 }
 
+/*
+ * A task that execs takes the name of the program: what trace-cmd finds in
+ * saved_cmdlines at the end of a recording. Without this the lines after an
+ * exec would keep the name /proc gave before it ("taskset" for
+ * "taskset -c 1 sh").
+ */
+static void exec_comm(struct printer *p, struct tep_event *e, struct tep_record *rec, int pid)
+{
+	char comm[16];
+	const char *file, *base;
+	int len = 0;
+
+	file = tep_get_field_raw(NULL, e, "filename", rec, &len, 0);
+	if (!file || len <= 0 || pid <= 0)
+		return;
+	len = strnlen(file, len);
+	base = memrchr(file, '/', len);
+	base = base ? base + 1 : file;
+	len -= base - file;
+	/* the kernel keeps TASK_COMM_LEN - 1 = 15 characters */
+	snprintf(comm, sizeof(comm), "%.*s", len, base);
+	tep_override_comm(p->tep, comm, pid);
+}
+
 static void print_event(struct printer *p, const struct tracemap_event *ev)
 {
 	static const char spaces[] = "                    "; /* 20 */
@@ -479,7 +505,10 @@ static void print_event(struct printer *p, const struct tracemap_event *ev)
 
 	tracemap_event_to_record(ev, &rec);
 	pid = tep_data_pid(p->tep, &rec);
-	if (pid > 0 && !tep_is_pid_registered(p->tep, pid))
+	e = tep_find_event_by_record(p->tep, &rec);
+	if (e && e == p->exec_event)
+		exec_comm(p, e, &rec, pid);
+	else if (pid > 0 && !tep_is_pid_registered(p->tep, pid))
 		learn_comm(p, pid);
 
 	/* the columns of trace-cmd report 3.1.6 (trace_show_data()) */
@@ -487,7 +516,6 @@ static void print_event(struct printer *p, const struct tracemap_event *ev)
 	tep_print_event(p->tep, s, &rec, "%16s-%-5d [%03d]", TEP_PRINT_COMM, TEP_PRINT_PID,
 			TEP_PRINT_CPU);
 	tep_print_event(p->tep, s, &rec, p->tfmt, TEP_PRINT_TIME);
-	e = tep_find_event_by_record(p->tep, &rec);
 	name = e ? e->name : "(NULL)";
 	trace_seq_printf(s, " %s: ", name);
 	len = strlen(name);
