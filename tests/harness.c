@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -231,34 +232,350 @@ int th_marker_open(const char *name, int raw)
 	return open(path, O_WRONLY | O_CLOEXEC);
 }
 
-int th_write_markers(int fd, unsigned int first, unsigned int count)
+int th_format_marker(char *buf, size_t size, unsigned int seq)
+{
+	return snprintf(buf, size, "seq=%08u cpu=%d", seq, sched_getcpu());
+}
+
+int th_write_marker(int fd, unsigned int seq)
 {
 	char buf[64];
-	unsigned int i;
+	ssize_t n;
 	int len;
 
+	len = th_format_marker(buf, sizeof(buf), seq);
+	n = write(fd, buf, len);
+	if (n < 0)
+		return -errno;
+	return n == len ? 0 : -EIO;
+}
+
+int th_write_markers(int fd, unsigned int first, unsigned int count)
+{
+	unsigned int i;
+	int ret;
+
 	for (i = 0; i < count; i++) {
-		len = snprintf(buf, sizeof(buf), "seq=%u cpu=%d", first + i, sched_getcpu());
-		if (write(fd, buf, len) != len)
-			return -errno;
+		ret = th_write_marker(fd, first + i);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
 
-long th_marker_seq(const void *payload, unsigned int size)
+/* The string of a decoded ftrace:print payload, NUL-terminated in @buf */
+static const char *marker_text(const void *payload, unsigned int size, char *buf, size_t len)
 {
 	/* ftrace:print: 8 bytes common fields, 8 bytes ip, then the string */
-	const char *s = (const char *)payload + 16;
-	char buf[64];
 	unsigned int n;
-	long v;
 
 	if (size <= 16)
-		return -1;
-	n = size - 16 < sizeof(buf) - 1 ? size - 16 : sizeof(buf) - 1;
-	memcpy(buf, s, n);
+		return NULL;
+	n = size - 16 < len - 1 ? size - 16 : len - 1;
+	memcpy(buf, (const char *)payload + 16, n);
 	buf[n] = '\0';
-	if (sscanf(buf, "seq=%ld", &v) != 1)
+	return buf;
+}
+
+long th_marker_seq(const void *payload, unsigned int size)
+{
+	const char *s;
+	char buf[64];
+	long v;
+
+	s = marker_text(payload, size, buf, sizeof(buf));
+	if (!s || sscanf(s, "seq=%ld", &v) != 1)
 		return -1;
 	return v;
+}
+
+int th_marker_cpu(const void *payload, unsigned int size)
+{
+	const char *s;
+	char buf[64];
+
+	s = marker_text(payload, size, buf, sizeof(buf));
+	s = s ? strstr(s, "cpu=") : NULL;
+	return s ? atoi(s + 4) : -1;
+}
+
+uint64_t th_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+unsigned long th_cpu_stat(const char *name, int cpu, const char *stat)
+{
+	char file[64], *txt, *p;
+	unsigned long v;
+
+	snprintf(file, sizeof(file), "per_cpu/cpu%d/stats", cpu);
+	txt = th_instance_read(name, file);
+	assert_non_null(txt);
+	p = strstr(txt, stat);
+	if (!p)
+		free(txt);
+	assert_non_null(p);
+	v = strtoul(p + strlen(stat), NULL, 10);
+	free(txt);
+	return v;
+}
+
+/* ----------------------------------------------------- collected markers */
+
+struct th_event *th_events_add(struct th_events *g, const struct tracemap_event *ev)
+{
+	struct th_event *e;
+
+	if (g->n == g->cap) {
+		g->cap = g->cap ? g->cap * 2 : 1024;
+		g->ev = realloc(g->ev, g->cap * sizeof(*g->ev));
+		assert_non_null(g->ev);
+	}
+	e = &g->ev[g->n];
+	*e = (struct th_event){ .ts = ev->ts, .missed = ev->missed, .cpu = ev->cpu };
+	e->seq = th_marker_seq(ev->data, ev->size);
+	/* only our markers are in the private instance: anything else is a decoding error */
+	assert_true(e->seq >= 0);
+	e->wcpu = th_marker_cpu(ev->data, ev->size);
+	assert_true(e->wcpu >= 0);
+	g->n++;
+	return e;
+}
+
+void th_events_free(struct th_events *g)
+{
+	free(g->ev);
+	memset(g, 0, sizeof(*g));
+}
+
+unsigned int th_drain_events(struct tracemap_cpu *c, struct th_events *g)
+{
+	struct tracemap_event ev;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < TH_DRAIN_LIMIT; i++) {
+		ret = tracemap_cpu_next_event(c, &ev);
+		if (!ret)
+			return i;
+		assert_int_equal(ret, 1);
+		assert_int_equal(ev.cpu, tracemap_cpu_id(c));
+		th_events_add(g, &ev);
+	}
+	fail_msg("reader did not run dry within %u calls", TH_DRAIN_LIMIT);
+	return i;
+}
+
+void th_trace_markers(const char *name, const char *file, struct th_events *g)
+{
+	char *txt, *p;
+
+	txt = th_instance_read(name, file);
+	assert_non_null(txt);
+	/* by hand: a sanitizer's strstr() is quadratic on megabytes of text */
+	for (p = txt; *p; p++) {
+		if (*p != 's' || strncmp(p, "seq=", 4))
+			continue;
+		if (g->n == g->cap) {
+			g->cap = g->cap ? g->cap * 2 : 1024;
+			g->ev = realloc(g->ev, g->cap * sizeof(*g->ev));
+			if (!g->ev)
+				free(txt);
+			assert_non_null(g->ev);
+		}
+		g->ev[g->n++] = (struct th_event){ .seq = strtol(p + 4, NULL, 10), .cpu = -1,
+						   .wcpu = -1 };
+	}
+	free(txt);
+}
+
+void th_assert_seq_run(const struct th_events *g, unsigned int from, long first,
+		       unsigned int count)
+{
+	unsigned int i;
+
+	assert_int_equal(g->n - from, count);
+	for (i = 0; i < count; i++) {
+		const struct th_event *e = &g->ev[from + i];
+
+		if (e->seq != first + (long)i)
+			fail_msg("event %u: seq %ld, expected %ld", i, e->seq, first + (long)i);
+		assert_int_equal(e->missed, 0);
+	}
+}
+
+/* --------------------------------------------------------- writer thread */
+
+static void *writer_main(void *arg)
+{
+	struct th_writer *w = arg;
+	unsigned int i;
+	uint64_t t0;
+	int ret;
+
+	th_pin(w->cpu);
+	t0 = th_now_ns();
+	for (i = 0; i < __atomic_load_n(&w->count, __ATOMIC_RELAXED); i++) {
+		if (w->rate)
+			while (th_now_ns() - t0 < (uint64_t)i * 1000000000ull / w->rate)
+				;
+		ret = th_write_marker(w->fd, i);
+		if (ret) {
+			__atomic_store_n(&w->error, ret, __ATOMIC_RELEASE);
+			break;
+		}
+		/* pairs with the acquire load in th_writer_written() */
+		__atomic_store_n(&w->written, i + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+void th_writer_start(struct th_writer *w, const char *name, int cpu, unsigned int count,
+		     unsigned int rate)
+{
+	*w = (struct th_writer){ .cpu = cpu, .count = count, .rate = rate };
+	w->fd = th_marker_open(name, 0);
+	assert_true(w->fd >= 0);
+	assert_int_equal(pthread_create(&w->thread, NULL, writer_main, w), 0);
+	w->started = true;
+}
+
+void th_writer_cancel(struct th_writer *w)
+{
+	__atomic_store_n(&w->count, 0, __ATOMIC_RELAXED);
+}
+
+void th_writer_join(struct th_writer *w)
+{
+	if (!w->started)
+		return;
+	pthread_join(w->thread, NULL);
+	w->started = false;
+	close(w->fd);
+	w->fd = -1;
+}
+
+unsigned int th_writer_written(const struct th_writer *w)
+{
+	return __atomic_load_n(&w->written, __ATOMIC_ACQUIRE);
+}
+
+bool th_writer_done(const struct th_writer *w)
+{
+	return th_writer_written(w) == __atomic_load_n(&w->count, __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&w->error, __ATOMIC_ACQUIRE);
+}
+
+unsigned int th_writer_wait(const struct th_writer *w, unsigned int n, uint64_t deadline_ns)
+{
+	while (!th_writer_done(w) && th_writer_written(w) < n && th_now_ns() < deadline_ns)
+		sched_yield();
+	return th_writer_written(w);
+}
+
+/* --------------------------------------------------------------- fixture */
+
+void th_fixture_drop(struct th_fixture *f)
+{
+	int i;
+
+	th_writer_join(&f->w);
+	for (i = 0; i < TH_MAX_READERS; i++) {
+		tracemap_cpu_close(f->rd[i]);
+		f->rd[i] = NULL;
+	}
+	if (f->marker >= 0)
+		close(f->marker);
+	f->marker = -1;
+	if (f->inst)
+		th_instance_remove(f->inst);
+	f->inst = NULL;
+}
+
+void th_fixture_new(struct th_fixture *f, int buffer_kb, int subbuf_kb)
+{
+	th_fixture_drop(f);
+	f->inst = th_instance_create(f->tag, buffer_kb, subbuf_kb);
+	assert_non_null(f->inst);
+	f->marker = th_marker_open(f->inst, 0);
+	assert_true(f->marker >= 0);
+}
+
+struct tracemap_cpu *th_fixture_open(struct th_fixture *f, int cpu, enum tracemap_mode mode,
+				     unsigned int flags)
+{
+	struct tracemap_cpu_opts o = { .sz = sizeof(o), .mode = mode, .flags = flags };
+	struct tracemap_cpu *c;
+	int i;
+
+	c = tracemap_cpu_open(f->inst, cpu, &o);
+	assert_non_null(c);
+	for (i = 0; i < TH_MAX_READERS && f->rd[i]; i++)
+		;
+	if (i == TH_MAX_READERS)
+		tracemap_cpu_close(c);
+	assert_true(i < TH_MAX_READERS);
+	f->rd[i] = c;
+	assert_int_equal(tracemap_cpu_mode(c), mode);
+	/* a silent fallback would test the wrong backend */
+	assert_int_equal(tracemap_cpu_backend(c), flags & TRACEMAP_CPU_FORCE_READ ?
+			 TRACEMAP_BACKEND_READ : TRACEMAP_BACKEND_MMAP);
+	return c;
+}
+
+void th_fixture_close(struct th_fixture *f, struct tracemap_cpu *c)
+{
+	int i;
+
+	for (i = 0; i < TH_MAX_READERS; i++)
+		if (f->rd[i] == c)
+			f->rd[i] = NULL;
+	tracemap_cpu_close(c);
+}
+
+void th_fixture_write_markers(struct th_fixture *f, unsigned int first, unsigned int count)
+{
+	assert_int_equal(th_write_markers(f->marker, first, count), 0);
+}
+
+/* bytes of one marker record, measured by th_measure_marker_record() */
+static unsigned int marker_record;
+
+unsigned int th_measure_marker_record(const char *tag)
+{
+	struct tracemap_cpu_opts o = { .sz = sizeof(o), .mode = TRACEMAP_MODE_CONSUME };
+	struct tracemap_cpu *c = NULL;
+	struct tracemap_region r;
+	const char *inst;
+	int fd = -1;
+
+	marker_record = 0;
+	th_pin(0);
+	inst = th_instance_create(tag, 0, 4);
+	if (inst) {
+		c = tracemap_cpu_open(inst, 0, &o);
+		fd = th_marker_open(inst, 0);
+	}
+	if (c && fd >= 0 && !th_write_marker(fd, 0) && tracemap_cpu_read_region(c, &r) == 1 &&
+	    r.end > r.start)
+		marker_record = r.end - r.start;
+	/* a few dozen bytes: anything else is a measuring error */
+	if (marker_record < 16 || marker_record >= 256)
+		marker_record = 0;
+	tracemap_cpu_close(c);
+	if (fd >= 0)
+		close(fd);
+	if (inst)
+		th_instance_remove(inst);
+	return marker_record;
+}
+
+unsigned int th_markers_per_subbuf(int subbuf_kb)
+{
+	assert_true(marker_record > 0);
+	return (subbuf_kb * 1024 - 16) / marker_record;
 }

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
 /*
  * Shared helpers of the C tests: private tracefs instances that are removed
- * even when a test fails or is killed, marker writers, CPU pinning.
+ * even when a test fails or is killed, marker writers and a writer thread,
+ * CPU pinning, collecting and checking the markers a reader delivers, and
+ * the fixture of the kernel tests that ties these together.
  */
 #ifndef _TRACEMAP_TEST_HARNESS_H
 #define _TRACEMAP_TEST_HARNESS_H
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "tracemap.h"
 
 #define TEST_SKIP	77
 
@@ -37,15 +43,160 @@ int th_instance_write(const char *name, const char *file, const char *val);
 /* Read <instance>/<file> into a malloc'ed string; NULL on error. */
 char *th_instance_read(const char *name, const char *file);
 
+/*
+ * The value after @stat (e.g. "overrun:") in <instance>/per_cpu/cpu<cpu>/stats;
+ * asserts that the file has it.
+ */
+unsigned long th_cpu_stat(const char *name, int cpu, const char *stat);
+
 /* Pin the calling thread to @cpu. */
 void th_pin(int cpu);
 
+/* CLOCK_MONOTONIC in nanoseconds */
+uint64_t th_now_ns(void);
+
+/* ------------------------------------------------------------- markers */
+
+/*
+ * The tests' markers are "seq=%08u cpu=%d": the sequence number proves
+ * exactly-once delivery, the CPU where the writer ran its placement, and
+ * the fixed width keeps every record the same size, so that the events per
+ * sub-buffer follow from one measured record.
+ */
+
 /* Open <instance>/trace_marker (or trace_marker_raw when raw) for writing. */
 int th_marker_open(const char *name, int raw);
-/* Write "seq=<n> cpu=<cpu>" markers first..first+count-1; returns 0 or -errno. */
+/* Format marker @seq, stamped with the calling thread's CPU; returns its length. */
+int th_format_marker(char *buf, size_t size, unsigned int seq);
+/* Write marker @seq; returns 0 or -errno (-EIO for a short write). */
+int th_write_marker(int fd, unsigned int seq);
+/* Write markers first..first+count-1; returns 0 or -errno. */
 int th_write_markers(int fd, unsigned int first, unsigned int count);
 
 /* Parse "seq=N" from a decoded ftrace:print payload; -1 if none. */
 long th_marker_seq(const void *payload, unsigned int size);
+/* Parse "cpu=N" from a decoded ftrace:print payload; -1 if none. */
+int th_marker_cpu(const void *payload, unsigned int size);
+
+/*
+ * Bytes of one marker record in the ring buffer, measured in a fresh
+ * instance (tag @tag) on CPU 0, where it pins the caller; 0 if it could not
+ * be measured. Kept for th_markers_per_subbuf().
+ */
+unsigned int th_measure_marker_record(const char *tag);
+/* Markers that fill one sub-buffer of @subbuf_kb (after th_measure_marker_record()) */
+unsigned int th_markers_per_subbuf(int subbuf_kb);
+
+/* --------------------------------------------------- collected markers */
+
+struct th_event {
+	uint64_t ts;
+	long seq;
+	long long missed;
+	int cpu;			/* CPU the reader reported with the event */
+	int wcpu;			/* CPU the writer ran on, from the payload */
+};
+
+/* Markers in the order they arrived; all zero is empty */
+struct th_events {
+	struct th_event *ev;
+	unsigned int n;
+	unsigned int cap;
+};
+
+/*
+ * Append @ev, which must be one of our markers: only they are written to
+ * the private instances, so anything else is a decoding error. Returns the
+ * new entry.
+ */
+struct th_event *th_events_add(struct th_events *g, const struct tracemap_event *ev);
+/* Free and empty @g */
+void th_events_free(struct th_events *g);
+
+/* Bounds every loop that reads a reader dry */
+#define TH_DRAIN_LIMIT	(1u << 22)
+
+/*
+ * Read @c dry through tracemap_cpu_next_event() into @g; each event must
+ * come with the reader's CPU. Returns the number of events.
+ */
+unsigned int th_drain_events(struct tracemap_cpu *c, struct th_events *g);
+
+/*
+ * Append the markers of <instance>/<file>, a text file of the kernel's own
+ * iterator (trace, per_cpu/cpuN/trace), in its order: only seq is known.
+ */
+void th_trace_markers(const char *name, const char *file, struct th_events *g);
+
+/*
+ * Exactly @count events from index @from on, the last one at the end of @g:
+ * seq @first, @first + 1, ..., none with a loss reported.
+ */
+void th_assert_seq_run(const struct th_events *g, unsigned int from, long first,
+		       unsigned int count);
+
+/* -------------------------------------------------------- writer thread */
+
+/* A thread writing markers 0..count-1 from @cpu, paced by spinning on the clock */
+struct th_writer {
+	pthread_t thread;
+	bool started;
+	int fd;
+	int cpu;
+	unsigned int count;		/* atomic: th_writer_cancel() lowers it */
+	unsigned int rate;		/* events per second, 0: as fast as possible */
+	unsigned int written;		/* atomic: events written so far */
+	int error;			/* atomic: -errno of a failed write */
+};
+
+/* Start writing @count markers at @rate per second to <instance>/trace_marker */
+void th_writer_start(struct th_writer *w, const char *name, int cpu, unsigned int count,
+		     unsigned int rate);
+/* Let the writer end after the marker it is writing */
+void th_writer_cancel(struct th_writer *w);
+/* Wait until the writer ended (its loop is bounded by its count); no-op if not started */
+void th_writer_join(struct th_writer *w);
+unsigned int th_writer_written(const struct th_writer *w);
+/* All written, or a write failed */
+bool th_writer_done(const struct th_writer *w);
+/*
+ * Wait until @n markers are written, the writer is done or th_now_ns()
+ * reaches @deadline_ns; returns the number written.
+ */
+unsigned int th_writer_wait(const struct th_writer *w, unsigned int n, uint64_t deadline_ns);
+
+/* ------------------------------------------------------------- fixture */
+
+#define TH_MAX_READERS	4
+
+/*
+ * What a kernel test holds: its private instance, a trace_marker fd, the
+ * per-CPU readers open on it and a writer thread. Call th_fixture_drop()
+ * from the teardown: it runs after a failed assertion too.
+ */
+struct th_fixture {
+	const char *tag;		/* of the instance names */
+	const char *inst;
+	int marker;			/* trace_marker of inst, or -1 */
+	struct tracemap_cpu *rd[TH_MAX_READERS];
+	struct th_writer w;
+};
+
+#define TH_FIXTURE(t)	{ .tag = (t), .marker = -1 }
+
+/* Drop what @f holds, then a new instance (see th_instance_create()) and its trace_marker */
+void th_fixture_new(struct th_fixture *f, int buffer_kb, int subbuf_kb);
+/* Join the writer, close the readers and the marker, remove the instance */
+void th_fixture_drop(struct th_fixture *f);
+/*
+ * Open a reader of @cpu, closed by th_fixture_drop() unless closed before.
+ * Asserts the mode and the backend: a silent fallback to read() would test
+ * the wrong one.
+ */
+struct tracemap_cpu *th_fixture_open(struct th_fixture *f, int cpu, enum tracemap_mode mode,
+				     unsigned int flags);
+void th_fixture_close(struct th_fixture *f, struct tracemap_cpu *c);
+/* Write markers first..first+count-1 from the calling thread's CPU */
+void th_fixture_write_markers(struct th_fixture *f, unsigned int first, unsigned int count);
 
 #endif
