@@ -466,7 +466,7 @@ unsigned int th_writer_written(const struct th_writer *w)
 
 bool th_writer_done(const struct th_writer *w)
 {
-	return th_writer_written(w) == __atomic_load_n(&w->count, __ATOMIC_RELAXED) ||
+	return th_writer_written(w) >= __atomic_load_n(&w->count, __ATOMIC_RELAXED) ||
 	       __atomic_load_n(&w->error, __ATOMIC_ACQUIRE);
 }
 

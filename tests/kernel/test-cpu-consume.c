@@ -48,10 +48,16 @@ static void drop_got(void)
 	th_events_free(&got[1]);
 }
 
-static int teardown(void **state)
+/* Close everything of the current instance and remove it */
+static void drop_instance(void)
 {
 	th_fixture_drop(&fx);
 	drop_got();
+}
+
+static int teardown(void **state)
+{
+	drop_instance();
 	sched_setaffinity(0, sizeof(saved_cpus), &saved_cpus);
 	return 0;
 }
@@ -249,8 +255,7 @@ static void test_counts(void **state)
 		/* nothing is delivered twice */
 		drain(c, p->api, &got[0]);
 		assert_int_equal(got[0].n, counts[i]);
-		th_fixture_drop(&fx);
-		drop_got();
+		drop_instance();
 	}
 }
 

@@ -9,14 +9,11 @@
  *
  * timeout: 180
  */
-#include <errno.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <kbuffer.h>
@@ -25,307 +22,67 @@
 #include "tracemap.h"
 
 #define TAG		"kc"
-#define MAX_READERS	4
-#define DRAIN_LIMIT	(1u << 22)
 
-struct got {
-	long *seq;
-	long long *missed;
-	unsigned int n;
-	unsigned int cap;
-};
-
-struct writer {
-	pthread_t thread;
-	bool started;
-	int fd;
-	int cpu;
-	unsigned int count;
-	unsigned int rate;		/* events per second, 0: as fast as possible */
-	unsigned int written;		/* atomic: events written so far */
-	int error;			/* atomic: -errno of a failed write */
-};
-
-static struct {
-	const char *inst;
-	struct tracemap_cpu *rd[MAX_READERS];
-	int marker;
-	cpu_set_t saved;
-	struct got g[3];
-	struct writer w;
-} fx = { .marker = -1 };
-
-static unsigned int rec_size;
+static struct th_fixture fx = TH_FIXTURE(TAG);
+static struct th_events got[3];
+static cpu_set_t saved_cpus;
 
 /* ------------------------------------------------------------- fixture */
 
-static void got_free(struct got *g)
-{
-	free(g->seq);
-	free(g->missed);
-	memset(g, 0, sizeof(*g));
-}
-
-static void stop_writer(void)
-{
-	if (!fx.w.started)
-		return;
-	/* the writer's loop is bounded by its count: it ends by itself */
-	pthread_join(fx.w.thread, NULL);
-	fx.w.started = false;
-	close(fx.w.fd);
-}
-
-static void drop_instance(void)
+static void drop_got(void)
 {
 	int i;
 
-	stop_writer();
-	for (i = 0; i < MAX_READERS; i++) {
-		tracemap_cpu_close(fx.rd[i]);
-		fx.rd[i] = NULL;
-	}
-	if (fx.marker >= 0)
-		close(fx.marker);
-	fx.marker = -1;
-	if (fx.inst)
-		th_instance_remove(fx.inst);
-	fx.inst = NULL;
 	for (i = 0; i < 3; i++)
-		got_free(&fx.g[i]);
+		th_events_free(&got[i]);
+}
+
+/* Close everything of the current instance and remove it */
+static void drop_instance(void)
+{
+	th_fixture_drop(&fx);
+	drop_got();
 }
 
 static int teardown(void **state)
 {
 	drop_instance();
-	sched_setaffinity(0, sizeof(fx.saved), &fx.saved);
+	sched_setaffinity(0, sizeof(saved_cpus), &saved_cpus);
 	return 0;
 }
 
+/* Drop the current instance with what it held, then a new one */
 static void new_instance(int buffer_kb, int subbuf_kb)
 {
-	drop_instance();
-	fx.inst = th_instance_create(TAG, buffer_kb, subbuf_kb);
-	assert_non_null(fx.inst);
-	fx.marker = th_marker_open(fx.inst, 0);
-	assert_true(fx.marker >= 0);
+	drop_got();
+	th_fixture_new(&fx, buffer_kb, subbuf_kb);
 }
 
 static struct tracemap_cpu *open_reader(int cpu, enum tracemap_mode mode)
 {
-	struct tracemap_cpu_opts o = { .sz = sizeof(o), .mode = mode };
-	struct tracemap_cpu *c;
-	int i;
-
-	c = tracemap_cpu_open(fx.inst, cpu, &o);
-	assert_non_null(c);
-	assert_int_equal(tracemap_cpu_backend(c), TRACEMAP_BACKEND_MMAP);
-	assert_int_equal(tracemap_cpu_mode(c), mode);
-	for (i = 0; i < MAX_READERS && fx.rd[i]; i++)
-		;
-	assert_true(i < MAX_READERS);
-	fx.rd[i] = c;
-	return c;
-}
-
-static void close_reader(struct tracemap_cpu *c)
-{
-	int i;
-
-	for (i = 0; i < MAX_READERS; i++)
-		if (fx.rd[i] == c)
-			fx.rd[i] = NULL;
-	tracemap_cpu_close(c);
-}
-
-static int format_marker(char *buf, size_t size, unsigned int seq)
-{
-	return snprintf(buf, size, "seq=%08u cpu=%d", seq, sched_getcpu());
-}
-
-static void write_markers(unsigned int first, unsigned int count)
-{
-	char buf[64];
-	unsigned int i;
-	int len;
-
-	for (i = 0; i < count; i++) {
-		len = format_marker(buf, sizeof(buf), first + i);
-		assert_int_equal(write(fx.marker, buf, len), len);
-	}
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-/* Writer thread on its own CPU, paced by spinning on the clock. */
-static void *writer_main(void *arg)
-{
-	struct writer *w = arg;
-	uint64_t t0;
-	unsigned int i;
-	char buf[64];
-	int len;
-
-	th_pin(w->cpu);
-	t0 = now_ns();
-	/* count may be lowered to stop early */
-	for (i = 0; i < __atomic_load_n(&w->count, __ATOMIC_RELAXED); i++) {
-		if (w->rate)
-			while (now_ns() - t0 < (uint64_t)i * 1000000000ull / w->rate)
-				;
-		len = format_marker(buf, sizeof(buf), i);
-		if (write(w->fd, buf, len) != len) {
-			__atomic_store_n(&w->error, -errno, __ATOMIC_RELEASE);
-			break;
-		}
-		/* pairs with the acquire loads of the reader's waits */
-		__atomic_store_n(&w->written, i + 1, __ATOMIC_RELEASE);
-	}
-	return NULL;
-}
-
-static void start_writer(int cpu, unsigned int count, unsigned int rate)
-{
-	fx.w = (struct writer){ .cpu = cpu, .count = count, .rate = rate };
-	fx.w.fd = th_marker_open(fx.inst, 0);
-	assert_true(fx.w.fd >= 0);
-	assert_int_equal(pthread_create(&fx.w.thread, NULL, writer_main, &fx.w), 0);
-	fx.w.started = true;
-}
-
-static unsigned int writer_written(void)
-{
-	return __atomic_load_n(&fx.w.written, __ATOMIC_ACQUIRE);
-}
-
-static bool writer_done(void)
-{
-	return writer_written() == fx.w.count || __atomic_load_n(&fx.w.error, __ATOMIC_ACQUIRE);
+	return th_fixture_open(&fx, cpu, mode, 0);
 }
 
 /* Bounded wait until the writer has written @n events (or stopped) */
 static void wait_written(unsigned int n)
 {
-	uint64_t deadline = now_ns() + 10ull * 1000000000ull;
-
-	while (!writer_done() && writer_written() < n && now_ns() < deadline)
-		sched_yield();
-	assert_true(writer_written() >= n);
+	assert_true(th_writer_wait(&fx.w, n, th_now_ns() + 10ull * 1000000000ull) >= n);
 }
 
-static void got_add(struct got *g, long seq, long long missed)
-{
-	if (g->n == g->cap) {
-		g->cap = g->cap ? g->cap * 2 : 1024;
-		g->seq = realloc(g->seq, g->cap * sizeof(*g->seq));
-		g->missed = realloc(g->missed, g->cap * sizeof(*g->missed));
-		assert_non_null(g->seq);
-		assert_non_null(g->missed);
-	}
-	g->seq[g->n] = seq;
-	g->missed[g->n] = missed;
-	g->n++;
-}
-
-static int drain_events(struct tracemap_cpu *c, struct got *g)
-{
-	struct tracemap_event ev;
-	unsigned int i;
-	int ret;
-
-	for (i = 0; i < DRAIN_LIMIT; i++) {
-		ret = tracemap_cpu_next_event(c, &ev);
-		if (ret <= 0) {
-			assert_int_equal(ret, 0);
-			return i;
-		}
-		assert_int_equal(ev.cpu, tracemap_cpu_id(c));
-		got_add(g, th_marker_seq(ev.data, ev.size), ev.missed);
-		/* only our markers are in the private instance */
-		assert_true(g->seq[g->n - 1] >= 0);
-	}
-	fail_msg("reader did not run dry within %u calls", DRAIN_LIMIT);
-	return -1;
-}
-
-/* The seq numbers the kernel's text iterator shows in @file, in its order */
-static void trace_seqs(const char *file, struct got *g)
-{
-	char *txt, *p;
-
-	txt = th_instance_read(fx.inst, file);
-	assert_non_null(txt);
-	/* by hand: a sanitizer's strstr() is quadratic on megabytes of text */
-	for (p = txt; *p; p++)
-		if (*p == 's' && !strncmp(p, "seq=", 4))
-			got_add(g, strtol(p + 4, NULL, 10), 0);
-	free(txt);
-}
-
-static void assert_same(const struct got *a, const struct got *b)
+static void assert_same(const struct th_events *a, const struct th_events *b)
 {
 	unsigned int i;
 
 	assert_int_equal(a->n, b->n);
 	for (i = 0; i < a->n; i++)
-		if (a->seq[i] != b->seq[i])
-			fail_msg("event %u: seq %ld vs %ld", i, a->seq[i], b->seq[i]);
-}
-
-static void assert_range(const struct got *g, unsigned int from, long first, long count)
-{
-	unsigned int i;
-
-	assert_int_equal(g->n - from, count);
-	for (i = 0; i < count; i++) {
-		if (g->seq[from + i] != first + (long)i)
-			fail_msg("event %u: seq %ld, expected %ld", i, g->seq[from + i],
-				 first + (long)i);
-		assert_int_equal(g->missed[from + i], 0);
-	}
-}
-
-static unsigned long kernel_stat(int cpu, const char *name)
-{
-	char file[64], *txt, *p;
-	unsigned long v;
-
-	snprintf(file, sizeof(file), "per_cpu/cpu%d/stats", cpu);
-	txt = th_instance_read(fx.inst, file);
-	assert_non_null(txt);
-	p = strstr(txt, name);
-	assert_non_null(p);
-	v = strtoul(p + strlen(name), NULL, 10);
-	free(txt);
-	return v;
-}
-
-static unsigned int per_page(int subbuf_kb)
-{
-	return (subbuf_kb * 1024 - 16) / rec_size;
+		if (a->ev[i].seq != b->ev[i].seq)
+			fail_msg("event %u: seq %ld vs %ld", i, a->ev[i].seq, b->ev[i].seq);
 }
 
 static int measure_record(void **state)
 {
-	struct tracemap_region r;
-	struct tracemap_cpu *c;
-
-	sched_getaffinity(0, sizeof(fx.saved), &fx.saved);
-	th_pin(0);
-	new_instance(0, 4);
-	write_markers(0, 1);
-	c = open_reader(0, TRACEMAP_MODE_SNAPSHOT);
-	if (tracemap_cpu_read_region(c, &r) != 1 || r.end <= r.start)
-		return -1;
-	rec_size = r.end - r.start;
-	drop_instance();
-	return rec_size >= 16 && rec_size < 256 ? 0 : -1;
+	sched_getaffinity(0, sizeof(saved_cpus), &saved_cpus);
+	return th_measure_marker_record(TAG) ? 0 : -1;
 }
 
 /* ------------------------------------------------------------ snapshot */
@@ -341,41 +98,39 @@ static unsigned int check_snapshot(void)
 	struct tracemap_cpu *c, *c2;
 	unsigned long read_before;
 
-	got_free(&fx.g[0]);
-	got_free(&fx.g[1]);
-	got_free(&fx.g[2]);
-	read_before = kernel_stat(0, "read events:");
-	trace_seqs("per_cpu/cpu0/trace", &fx.g[1]);
+	drop_got();
+	read_before = th_cpu_stat(fx.inst, 0, "read events:");
+	th_trace_markers(fx.inst, "per_cpu/cpu0/trace", &got[1]);
 
 	c = open_reader(0, TRACEMAP_MODE_SNAPSHOT);
-	drain_events(c, &fx.g[0]);
-	assert_same(&fx.g[0], &fx.g[1]);
+	th_drain_events(c, &got[0]);
+	assert_same(&got[0], &got[1]);
 	assert_int_equal(tracemap_cpu_stats(c, &st, sizeof(st)), 0);
 	assert_int_equal(st.get_reader, 0);
-	assert_int_equal(st.events, fx.g[0].n);
+	assert_int_equal(st.events, got[0].n);
 	assert_int_equal(st.lost + st.lost_unknown + st.corrupt, 0);
 	/* what is there, once */
-	assert_int_equal(drain_events(c, &fx.g[0]), 0);
+	assert_int_equal(th_drain_events(c, &got[0]), 0);
 
 	/* rewind gives the same again */
 	assert_int_equal(tracemap_cpu_rewind(c), 0);
-	drain_events(c, &fx.g[2]);
-	assert_same(&fx.g[0], &fx.g[2]);
+	th_drain_events(c, &got[2]);
+	assert_same(&got[0], &got[2]);
 
 	/* so does a second reader, and nothing was consumed */
-	got_free(&fx.g[2]);
+	th_events_free(&got[2]);
 	c2 = open_reader(0, TRACEMAP_MODE_SNAPSHOT);
-	drain_events(c2, &fx.g[2]);
-	assert_same(&fx.g[0], &fx.g[2]);
-	close_reader(c2);
-	close_reader(c);
-	assert_int_equal(kernel_stat(0, "read events:"), read_before);
-	got_free(&fx.g[1]);
-	trace_seqs("per_cpu/cpu0/trace", &fx.g[1]);
-	assert_same(&fx.g[0], &fx.g[1]);
-	got_free(&fx.g[1]);
-	got_free(&fx.g[2]);
-	return fx.g[0].n;
+	th_drain_events(c2, &got[2]);
+	assert_same(&got[0], &got[2]);
+	th_fixture_close(&fx, c2);
+	th_fixture_close(&fx, c);
+	assert_int_equal(th_cpu_stat(fx.inst, 0, "read events:"), read_before);
+	th_events_free(&got[1]);
+	th_trace_markers(fx.inst, "per_cpu/cpu0/trace", &got[1]);
+	assert_same(&got[0], &got[1]);
+	th_events_free(&got[1]);
+	th_events_free(&got[2]);
+	return got[0].n;
 }
 
 /* Events in a region, counted by libtraceevent's parser */
@@ -415,7 +170,7 @@ static unsigned int consume_regions(unsigned int regions, bool keep_open)
 	assert_int_equal(tracemap_cpu_stats(c, &st, sizeof(st)), 0);
 	assert_int_equal(st.get_reader, regions);
 	if (!keep_open)
-		close_reader(c);
+		th_fixture_close(&fx, c);
 	return n;
 }
 
@@ -425,94 +180,95 @@ static void test_snapshot_fresh(void **state)
 
 	th_pin(0);
 	new_instance(1024, kb);
-	write_markers(0, 1000);
+	th_fixture_write_markers(&fx, 0, 1000);
 	assert_int_equal(check_snapshot(), 1000);
-	assert_range(&fx.g[0], 0, 0, 1000);
+	th_assert_seq_run(&got[0], 0, 0, 1000);
 }
 
 /* Pages a consumer took are stale in the ring: the snapshot drops them. */
 static void test_snapshot_after_consume(void **state)
 {
 	int kb = *(int *)*state;
-	unsigned int taken;
+	unsigned int pp = th_markers_per_subbuf(kb), taken;
 
 	th_pin(0);
 	new_instance(1024, kb);
-	write_markers(0, 1000);
+	th_fixture_write_markers(&fx, 0, 1000);
 	taken = consume_regions(2, false);
-	assert_true(taken > per_page(kb) && taken <= 2 * per_page(kb));
-	write_markers(1000, 50);
+	assert_true(taken > pp && taken <= 2 * pp);
+	th_fixture_write_markers(&fx, 1000, 50);
 	assert_int_equal(check_snapshot(), 1050 - taken);
-	assert_range(&fx.g[0], 0, taken, 1050 - taken);
+	th_assert_seq_run(&got[0], 0, taken, 1050 - taken);
 
 	/* consumer still mapped (one shared meta page) */
 	taken += consume_regions(1, true);
-	write_markers(1050, 20);
+	th_fixture_write_markers(&fx, 1050, 20);
 	assert_int_equal(check_snapshot(), 1070 - taken);
-	assert_range(&fx.g[0], 0, taken, 1070 - taken);
+	th_assert_seq_run(&got[0], 0, taken, 1070 - taken);
 }
 
 /* The writer lapped the ring: the snapshot has the newest pages only. */
 static void test_snapshot_wrapped(void **state)
 {
 	int kb = *(int *)*state;
-	unsigned int n;
+	unsigned int pp = th_markers_per_subbuf(kb), n;
 
 	th_pin(0);
 	new_instance(16, kb);
-	write_markers(0, 5000);
+	th_fixture_write_markers(&fx, 0, 5000);
 	n = check_snapshot();
 	assert_true(n < 5000);
-	assert_range(&fx.g[0], 0, 5000 - n, n);
+	th_assert_seq_run(&got[0], 0, 5000 - n, n);
 
 	/* and with a consumer having taken the oldest page of what is left */
 	consume_regions(1, false);
-	write_markers(5000, 3 * per_page(kb) + 7);
+	th_fixture_write_markers(&fx, 5000, 3 * pp + 7);
 	n = check_snapshot();
-	assert_range(&fx.g[0], 0, 5000 + 3 * per_page(kb) + 7 - n, n);
+	th_assert_seq_run(&got[0], 0, 5000 + 3 * pp + 7 - n, n);
 }
 
 /* The consumer and the writer share the reader page: only its unread tail counts. */
 static void test_snapshot_reader_page(void **state)
 {
 	int kb = *(int *)*state;
+	unsigned int pp = th_markers_per_subbuf(kb);
+	struct th_events g = { 0 };
 	struct tracemap_cpu *c;
-	struct got g = { 0 };
 
 	th_pin(0);
 	new_instance(1024, kb);
-	write_markers(0, 30);
+	th_fixture_write_markers(&fx, 0, 30);
 	c = open_reader(0, TRACEMAP_MODE_CONSUME);
-	assert_int_equal(drain_events(c, &g), 30);
-	got_free(&g);
-	write_markers(30, 20);
+	assert_int_equal(th_drain_events(c, &g), 30);
+	th_events_free(&g);
+	th_fixture_write_markers(&fx, 30, 20);
 	assert_int_equal(check_snapshot(), 20);
-	assert_range(&fx.g[0], 0, 30, 20);
+	th_assert_seq_run(&got[0], 0, 30, 20);
 	/* after the page filled up and the writer moved on */
-	write_markers(50, per_page(kb));
-	assert_int_equal(check_snapshot(), 20 + per_page(kb));
-	assert_range(&fx.g[0], 0, 30, 20 + per_page(kb));
-	close_reader(c);
+	th_fixture_write_markers(&fx, 50, pp);
+	assert_int_equal(check_snapshot(), 20 + pp);
+	th_assert_seq_run(&got[0], 0, 30, 20 + pp);
+	th_fixture_close(&fx, c);
 }
 
 /* Every gap in seq reported before the event after it; nothing twice. Returns gaps. */
-static unsigned int check_gaps(const struct got *g, unsigned int *false_reports)
+static unsigned int check_gaps(const struct th_events *g, unsigned int *false_reports)
 {
 	unsigned int i, gaps = 0;
 
 	*false_reports = 0;
 	for (i = 0; i < g->n; i++) {
-		long prev = i ? g->seq[i - 1] : g->seq[0] - 1;
+		long prev = i ? g->ev[i - 1].seq : g->ev[0].seq - 1;
 
-		if (g->seq[i] <= prev)
+		if (g->ev[i].seq <= prev)
 			fail_msg("event %u: seq %ld after %ld (duplicate or out of order)", i,
-				 g->seq[i], prev);
-		if (g->seq[i] != prev + 1) {
+				 g->ev[i].seq, prev);
+		if (g->ev[i].seq != prev + 1) {
 			gaps++;
-			if (!g->missed[i])
+			if (!g->ev[i].missed)
 				fail_msg("event %u: seq %ld after %ld, no loss reported", i,
-					 g->seq[i], prev);
-		} else if (g->missed[i]) {
+					 g->ev[i].seq, prev);
+		} else if (g->ev[i].missed) {
 			(*false_reports)++;
 		}
 	}
@@ -533,25 +289,25 @@ static void test_snapshot_live(void **state)
 	th_pin(0);
 	new_instance(64, 4);
 	c = open_reader(1, TRACEMAP_MODE_SNAPSHOT);
-	start_writer(1, 4000000, 0);
+	th_writer_start(&fx.w, fx.inst, 1, 4000000, 0);
 	/* the ring has wrapped once before the first look */
-	wait_written(2 * 17 * per_page(4));
-	for (i = 0; i < 2000 && !writer_done(); i++) {
-		unsigned int before = writer_written();
+	wait_written(2 * 17 * th_markers_per_subbuf(4));
+	for (i = 0; i < 2000 && !th_writer_done(&fx.w); i++) {
+		unsigned int before = th_writer_written(&fx.w);
 
-		got_free(&fx.g[0]);
+		th_events_free(&got[0]);
 		assert_int_equal(tracemap_cpu_rewind(c), 0);
-		drain_events(c, &fx.g[0]);
-		gaps += check_gaps(&fx.g[0], &false_reports);
+		th_drain_events(c, &got[0]);
+		gaps += check_gaps(&got[0], &false_reports);
 		/* it holds everything written before it started, and nothing not yet written */
-		assert_true(fx.g[0].n > 0);
-		assert_true(fx.g[0].seq[fx.g[0].n - 1] + 1 >= before);
-		assert_true(fx.g[0].seq[fx.g[0].n - 1] <= writer_written());
+		assert_true(got[0].n > 0);
+		assert_true(got[0].ev[got[0].n - 1].seq + 1 >= before);
+		assert_true(got[0].ev[got[0].n - 1].seq <= th_writer_written(&fx.w));
 		fr += false_reports;
-		total += fx.g[0].n;
+		total += got[0].n;
 	}
-	__atomic_store_n(&fx.w.count, 0, __ATOMIC_RELEASE);
-	stop_writer();
+	th_writer_cancel(&fx.w);
+	th_writer_join(&fx.w);
 	printf("%u snapshots under a lapping writer: %u events, %u gaps, %u loss reports "
 	       "without a gap\n", i, total, gaps, fr);
 	assert_true(total > 0);
@@ -561,18 +317,19 @@ static void test_snapshot_live(void **state)
 static void test_snapshot_after_reset(void **state)
 {
 	int kb = *(int *)*state;
+	unsigned int pp = th_markers_per_subbuf(kb);
 
 	th_pin(0);
 	new_instance(64, kb);
-	write_markers(0, 5 * per_page(kb) + 10);
+	th_fixture_write_markers(&fx, 0, 5 * pp + 10);
 	assert_int_equal(th_instance_write(fx.inst, "trace", ""), 0);
-	write_markers(10000, 30);
+	th_fixture_write_markers(&fx, 10000, 30);
 	assert_int_equal(check_snapshot(), 30);
-	assert_range(&fx.g[0], 0, 10000, 30);
+	th_assert_seq_run(&got[0], 0, 10000, 30);
 	/* more than the pages the reset left with stale time stamps */
-	write_markers(10030, 3 * per_page(kb));
-	assert_int_equal(check_snapshot(), 30 + 3 * per_page(kb));
-	assert_range(&fx.g[0], 0, 10000, 30 + 3 * per_page(kb));
+	th_fixture_write_markers(&fx, 10030, 3 * pp);
+	assert_int_equal(check_snapshot(), 30 + 3 * pp);
+	th_assert_seq_run(&got[0], 0, 10000, 30 + 3 * pp);
 }
 
 /* ------------------------------------------------------------- follow */
@@ -581,7 +338,7 @@ static void test_snapshot_after_reset(void **state)
 static void test_follow_reset(void **state)
 {
 	int kb = *(int *)*state;
-	unsigned int pp = per_page(kb), i, from, seq = 0;
+	unsigned int pp = th_markers_per_subbuf(kb), i, from, seq = 0;
 	struct tracemap_cpu *c;
 
 	th_pin(0);
@@ -589,15 +346,15 @@ static void test_follow_reset(void **state)
 	c = open_reader(0, TRACEMAP_MODE_FOLLOW);
 	for (i = 0; i < 4; i++) {
 		/* the follower is mid-page, then at a page end */
-		write_markers(seq, i % 2 ? pp : 2 * pp + 17);
+		th_fixture_write_markers(&fx, seq, i % 2 ? pp : 2 * pp + 17);
 		seq += i % 2 ? pp : 2 * pp + 17;
-		drain_events(c, &fx.g[0]);
+		th_drain_events(c, &got[0]);
 		assert_int_equal(th_instance_write(fx.inst, "trace", ""), 0);
 		seq += 1000;
-		write_markers(seq, 25 + i * pp);
-		from = fx.g[0].n;
-		drain_events(c, &fx.g[0]);
-		assert_range(&fx.g[0], from, seq, 25 + i * pp);
+		th_fixture_write_markers(&fx, seq, 25 + i * pp);
+		from = got[0].n;
+		th_drain_events(c, &got[0]);
+		th_assert_seq_run(&got[0], from, seq, 25 + i * pp);
 		seq += 25 + i * pp;
 	}
 }
@@ -605,7 +362,7 @@ static void test_follow_reset(void **state)
 static void test_follow_steps(void **state)
 {
 	int kb = *(int *)*state;
-	unsigned int pp = per_page(kb);
+	unsigned int pp = th_markers_per_subbuf(kb);
 	unsigned int counts[] = { 1, pp / 2, pp, pp + 1, 50 * pp, 3 };
 	struct tracemap_cpu_stats st;
 	struct tracemap_cpu *c;
@@ -613,17 +370,17 @@ static void test_follow_steps(void **state)
 
 	th_pin(0);
 	new_instance(1024, kb);
-	write_markers(0, 100);
+	th_fixture_write_markers(&fx, 0, 100);
 	c = open_reader(0, TRACEMAP_MODE_FOLLOW);
 	/* what is there first, then each batch as it comes */
-	drain_events(c, &fx.g[0]);
-	assert_range(&fx.g[0], 0, 0, 100);
+	th_drain_events(c, &got[0]);
+	th_assert_seq_run(&got[0], 0, 0, 100);
 	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		unsigned int from = fx.g[0].n;
+		unsigned int from = got[0].n;
 
-		write_markers(seq, counts[i]);
-		drain_events(c, &fx.g[0]);
-		assert_range(&fx.g[0], from, seq, counts[i]);
+		th_fixture_write_markers(&fx, seq, counts[i]);
+		th_drain_events(c, &got[0]);
+		th_assert_seq_run(&got[0], from, seq, counts[i]);
 		seq += counts[i];
 	}
 	assert_int_equal(tracemap_cpu_stats(c, &st, sizeof(st)), 0);
@@ -631,9 +388,9 @@ static void test_follow_steps(void **state)
 	assert_int_equal(st.get_reader, 0);
 	assert_int_equal(st.lost + st.lost_unknown + st.corrupt, 0);
 	/* nothing consumed: the kernel still has every event for trace */
-	assert_int_equal(kernel_stat(0, "read events:"), 0);
-	trace_seqs("per_cpu/cpu0/trace", &fx.g[1]);
-	assert_range(&fx.g[1], 0, 0, seq);
+	assert_int_equal(th_cpu_stat(fx.inst, 0, "read events:"), 0);
+	th_trace_markers(fx.inst, "per_cpu/cpu0/trace", &got[1]);
+	th_assert_seq_run(&got[1], 0, 0, seq);
 }
 
 /*
@@ -645,49 +402,45 @@ static void test_follow_steps(void **state)
 static unsigned int follow_live(unsigned int count, unsigned int rate, unsigned int every,
 				unsigned int lap, unsigned int *false_reports)
 {
-	uint64_t deadline = now_ns() + 30ull * 1000000000ull;
+	uint64_t deadline = th_now_ns() + 30ull * 1000000000ull;
 	struct tracemap_cpu_stats st;
 	struct tracemap_cpu *c;
-	struct got *g = &fx.g[0];
+	struct th_events *g = &got[0];
 	unsigned int gaps, since = 0;
 	struct tracemap_event ev;
 	int ret;
 
 	th_pin(0);
 	c = open_reader(1, TRACEMAP_MODE_FOLLOW);
-	start_writer(1, count, rate);
-	while (now_ns() < deadline) {
+	th_writer_start(&fx.w, fx.inst, 1, count, rate);
+	while (th_now_ns() < deadline) {
 		ret = tracemap_cpu_next_event(c, &ev);
 		assert_true(ret >= 0);
 		if (ret) {
-			got_add(g, th_marker_seq(ev.data, ev.size), ev.missed);
-			assert_true(g->seq[g->n - 1] >= 0);
+			th_events_add(g, &ev);
 			if (every && ++since == every) {
-				unsigned int target = writer_written() + lap;
-
 				since = 0;
-				while (!writer_done() && writer_written() < target &&
-				       now_ns() < deadline)
-					sched_yield();
+				th_writer_wait(&fx.w, th_writer_written(&fx.w) + lap, deadline);
 			}
 			continue;
 		}
-		if (writer_done() && g->n && g->seq[g->n - 1] == (long)writer_written() - 1)
+		if (th_writer_done(&fx.w) && g->n &&
+		    g->ev[g->n - 1].seq == (long)th_writer_written(&fx.w) - 1)
 			break;
 		/* nothing new yet: the mapping gives no wakeup for non-consumers */
 		usleep(50);
 	}
-	stop_writer();
+	th_writer_join(&fx.w);
 	assert_int_equal(fx.w.error, 0);
-	assert_int_equal(writer_written(), count);
+	assert_int_equal(th_writer_written(&fx.w), count);
 	assert_true(g->n > 0);
 	/* the newest events are never lost */
-	assert_int_equal(g->seq[g->n - 1], count - 1);
+	assert_int_equal(g->ev[g->n - 1].seq, count - 1);
 
 	gaps = check_gaps(g, false_reports);
 	/* the reader was open before the first write: seq 0 comes first or is reported */
-	if (g->seq[0] != 0) {
-		assert_int_not_equal(g->missed[0], 0);
+	if (g->ev[0].seq != 0) {
+		assert_int_not_equal(g->ev[0].missed, 0);
 		gaps++;
 	}
 	assert_int_equal(tracemap_cpu_stats(c, &st, sizeof(st)), 0);
@@ -696,7 +449,7 @@ static unsigned int follow_live(unsigned int count, unsigned int rate, unsigned 
 	assert_int_equal(st.corrupt, 0);
 	/* follow never consumes */
 	assert_int_equal(st.kernel_read, 0);
-	assert_int_equal(kernel_stat(1, "read events:"), 0);
+	assert_int_equal(th_cpu_stat(fx.inst, 1, "read events:"), 0);
 	return gaps;
 }
 
@@ -710,12 +463,12 @@ static void test_follow_live_lossless(void **state)
 	/* 6 MB of markers through a 3 MB ring: about 400 ms of slack at this rate */
 	new_instance(3072, 4);
 	assert_int_equal(follow_live(150000, 200000, 0, 0, &false_reports), 0);
-	assert_int_equal(fx.g[0].n, 150000);
+	assert_int_equal(got[0].n, 150000);
 	assert_int_equal(false_reports, 0);
 	/* the ring wrapped, so the trace has only the newest */
-	trace_seqs("per_cpu/cpu1/trace", &fx.g[1]);
-	assert_true(fx.g[1].n > 0 && fx.g[1].n < 150000);
-	assert_range(&fx.g[1], 0, 150000 - fx.g[1].n, fx.g[1].n);
+	th_trace_markers(fx.inst, "per_cpu/cpu1/trace", &got[1]);
+	assert_true(got[1].n > 0 && got[1].n < 150000);
+	th_assert_seq_run(&got[1], 0, 150000 - got[1].n, got[1].n);
 }
 
 /*
@@ -733,7 +486,7 @@ static void test_follow_live_gaps(void **state)
 	for (i = 0; i < 2 * sizeof(every) / sizeof(every[0]); i++) {
 		new_instance(16, 4);
 		ring = (tracemap_cpu_nr_subbufs(open_reader(1, TRACEMAP_MODE_SNAPSHOT)) - 1) *
-		       per_page(4);
+		       th_markers_per_subbuf(4);
 		/* twice the ring, or two thirds of it */
 		gaps = follow_live(20000, 500000, every[i / 2], i % 2 ? 2 * ring : 2 * ring / 3,
 				   &false_reports);
