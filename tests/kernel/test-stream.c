@@ -29,23 +29,13 @@
 #define POLL_LIMIT	20000	/* poll calls: bounds every drain loop */
 #define MAX_DELAYS	64
 
-struct got_ev {
-	uint64_t ts;
-	long seq;
-	long long missed;
-	int cpu;		/* CPU the stream reported */
-	int wcpu;		/* CPU the writer ran on, from the payload */
-};
-
-struct got {
-	struct got_ev *ev;
-	unsigned int n;
-	unsigned int cap;
+/* What the callbacks saw besides the events, and how they answer */
+struct delivery {
 	long long lost;		/* sum of known counts given to on_lost */
 	unsigned int lost_calls;
 	unsigned int lost_before_event;	/* on_lost calls followed by an event of that CPU */
 	int lost_cpu;
-	int stop_after;		/* on_event returns -42 when n reaches it (0: never) */
+	int stop_after;		/* on_event returns -42 when got.n reaches it (0: never) */
 	bool lost_stop;		/* on_lost returns -7 */
 	/* latency test: delivery time minus the time of the write */
 	uint64_t delays[MAX_DELAYS];
@@ -53,51 +43,46 @@ struct got {
 	bool stamped;
 };
 
-static struct {
-	const char *inst;
-	struct tracemap_stream *s;
-	int marker;
-	cpu_set_t saved;
-	struct got g;
-} fx = { .marker = -1 };
+static struct th_fixture fx = TH_FIXTURE(TAG);
+static struct tracemap_stream *stream;
+static struct th_events got;
+static struct delivery cb;
+static cpu_set_t saved_cpus;
 
 /* ------------------------------------------------------------- fixture */
 
+static void drop_got(void)
+{
+	th_events_free(&got);
+	memset(&cb, 0, sizeof(cb));
+	cb.lost_cpu = -1;
+}
+
 static void drop_instance(void)
 {
-	tracemap_stream_close(fx.s);
-	fx.s = NULL;
-	if (fx.marker >= 0)
-		close(fx.marker);
-	fx.marker = -1;
-	if (fx.inst)
-		th_instance_remove(fx.inst);
-	fx.inst = NULL;
-	free(fx.g.ev);
-	memset(&fx.g, 0, sizeof(fx.g));
-	fx.g.lost_cpu = -1;
+	tracemap_stream_close(stream);
+	stream = NULL;
+	th_fixture_drop(&fx);
+	drop_got();
 }
 
 static int setup(void **state)
 {
-	sched_getaffinity(0, sizeof(fx.saved), &fx.saved);
+	sched_getaffinity(0, sizeof(saved_cpus), &saved_cpus);
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	drop_instance();
-	sched_setaffinity(0, sizeof(fx.saved), &fx.saved);
+	sched_setaffinity(0, sizeof(saved_cpus), &saved_cpus);
 	return 0;
 }
 
 static void new_instance(int buffer_kb)
 {
 	drop_instance();
-	fx.inst = th_instance_create(TAG, buffer_kb, 0);
-	assert_non_null(fx.inst);
-	fx.marker = th_marker_open(fx.inst, 0);
-	assert_true(fx.marker >= 0);
+	th_fixture_new(&fx, buffer_kb, 0);
 }
 
 static int read_percent(void)
@@ -120,83 +105,47 @@ static void set_percent(int p)
 	assert_int_equal(read_percent(), p);
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* "seq=%08u cpu=%d" markers, the writer pinned to @cpu */
+/* Markers from @cpu, where it pins the caller */
 static void write_markers_on(int cpu, unsigned int first, unsigned int count)
 {
-	char buf[64];
-	unsigned int i;
-	int len;
-
 	th_pin(cpu);
-	for (i = 0; i < count; i++) {
-		len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d", first + i, sched_getcpu());
-		assert_int_equal(write(fx.marker, buf, len), len);
-	}
+	th_fixture_write_markers(&fx, first, count);
 }
 
 /* --------------------------------------------------------- collecting */
 
-static void got_add(struct got *g, const struct tracemap_event *ev)
+static void got_add(struct delivery *d, const struct tracemap_event *ev)
 {
-	const char *p = (const char *)ev->data + 16;
-	char buf[96], *cp;
-	unsigned int n;
-
-	if (g->n == g->cap) {
-		g->cap = g->cap ? g->cap * 2 : 4096;
-		g->ev = realloc(g->ev, g->cap * sizeof(*g->ev));
-		assert_non_null(g->ev);
-	}
-	n = ev->size - 16 < sizeof(buf) - 1 ? ev->size - 16 : sizeof(buf) - 1;
-	memcpy(buf, p, n);
-	buf[n] = '\0';
-	g->ev[g->n].seq = th_marker_seq(ev->data, ev->size);
-	/* only our markers are in the private instance: anything else is a decoding error */
-	assert_true(g->ev[g->n].seq >= 0);
-	cp = strstr(buf, "cpu=");
-	assert_non_null(cp);
-	g->ev[g->n].wcpu = atoi(cp + 4);
-	g->ev[g->n].ts = ev->ts;
-	g->ev[g->n].missed = ev->missed;
-	g->ev[g->n].cpu = ev->cpu;
-	if (g->stamped) {
+	th_events_add(&got, ev);
+	if (d->stamped) {
 		/* the instance runs on the mono clock: ts is CLOCK_MONOTONIC at the commit */
-		if (g->nd < MAX_DELAYS)
-			g->delays[g->nd++] = mono_ns() - ev->ts;
+		if (d->nd < MAX_DELAYS)
+			d->delays[d->nd++] = th_now_ns() - ev->ts;
 	}
-	if (g->lost_cpu == ev->cpu)
-		g->lost_before_event++;
-	g->lost_cpu = -1;
-	g->n++;
+	if (d->lost_cpu == ev->cpu)
+		d->lost_before_event++;
+	d->lost_cpu = -1;
 }
 
 static int on_event(void *ctx, const struct tracemap_event *ev)
 {
-	struct got *g = ctx;
+	struct delivery *d = ctx;
 
-	got_add(g, ev);
-	if (g->stop_after && g->n == (unsigned int)g->stop_after)
+	got_add(d, ev);
+	if (d->stop_after && got.n == (unsigned int)d->stop_after)
 		return -42;
 	return 0;
 }
 
 static int on_lost(void *ctx, int cpu, long long lost)
 {
-	struct got *g = ctx;
+	struct delivery *d = ctx;
 
-	g->lost_calls++;
+	d->lost_calls++;
 	if (lost > 0)
-		g->lost += lost;
-	g->lost_cpu = cpu;
-	return g->lost_stop ? -7 : 0;
+		d->lost += lost;
+	d->lost_cpu = cpu;
+	return d->lost_stop ? -7 : 0;
 }
 
 static struct tracemap_stream *open_stream(unsigned int flags, int watermark, int latency_ms,
@@ -204,12 +153,12 @@ static struct tracemap_stream *open_stream(unsigned int flags, int watermark, in
 {
 	struct tracemap_stream_opts o = {
 		.sz = sizeof(o), .mode = mode, .flags = flags, .watermark = watermark,
-		.latency_ms = latency_ms, .on_event = on_event, .on_lost = on_lost, .ctx = &fx.g,
+		.latency_ms = latency_ms, .on_event = on_event, .on_lost = on_lost, .ctx = &cb,
 	};
 
-	fx.s = tracemap_stream_open(fx.inst, &o);
-	assert_non_null(fx.s);
-	return fx.s;
+	stream = tracemap_stream_open(fx.inst, &o);
+	assert_non_null(stream);
+	return stream;
 }
 
 /* Poll until @want events arrived; every call bounded. */
@@ -217,22 +166,22 @@ static void poll_until(unsigned int want, int timeout_ms)
 {
 	int i, ret;
 
-	for (i = 0; i < POLL_LIMIT && fx.g.n < want; i++) {
-		ret = tracemap_stream_poll(fx.s, timeout_ms);
+	for (i = 0; i < POLL_LIMIT && got.n < want; i++) {
+		ret = tracemap_stream_poll(stream, timeout_ms);
 		assert_true(ret >= 0);
 		if (!ret)
 			break;
 	}
-	assert_int_equal(fx.g.n, want);
+	assert_int_equal(got.n, want);
 }
 
 /* Nothing more comes: a poll returns 0 and delivers nothing. */
 static void assert_quiet(void)
 {
-	unsigned int n = fx.g.n;
+	unsigned int n = got.n;
 
-	assert_int_equal(tracemap_stream_poll(fx.s, 50), 0);
-	assert_int_equal(fx.g.n, n);
+	assert_int_equal(tracemap_stream_poll(stream, 50), 0);
+	assert_int_equal(got.n, n);
 }
 
 /* Every seq in [0, count) exactly once. */
@@ -242,20 +191,20 @@ static void assert_exactly_once(unsigned int count)
 	unsigned int i;
 
 	assert_non_null(seen);
-	assert_int_equal(fx.g.n, count);
-	for (i = 0; i < fx.g.n; i++) {
-		assert_true(fx.g.ev[i].seq >= 0 && fx.g.ev[i].seq < (long)count);
-		assert_int_equal(seen[fx.g.ev[i].seq], 0);
-		seen[fx.g.ev[i].seq] = 1;
+	assert_int_equal(got.n, count);
+	for (i = 0; i < got.n; i++) {
+		assert_true(got.ev[i].seq >= 0 && got.ev[i].seq < (long)count);
+		assert_int_equal(seen[got.ev[i].seq], 0);
+		seen[got.ev[i].seq] = 1;
 		/* the stream's CPU is the CPU the marker was written on */
-		assert_int_equal(fx.g.ev[i].cpu, fx.g.ev[i].wcpu);
+		assert_int_equal(got.ev[i].cpu, got.ev[i].wcpu);
 	}
 	free(seen);
 }
 
 static void stream_stats(int idx, struct tracemap_cpu_stats *st)
 {
-	struct tracemap_cpu *c = tracemap_stream_cpu(fx.s, idx);
+	struct tracemap_cpu *c = tracemap_stream_cpu(stream, idx);
 
 	assert_non_null(c);
 	assert_int_equal(tracemap_cpu_stats(c, st, sizeof(*st)), 0);
@@ -267,7 +216,7 @@ static uint64_t total_late(void)
 	uint64_t late = 0;
 	int i;
 
-	for (i = 0; i < tracemap_stream_nr_cpus(fx.s); i++) {
+	for (i = 0; i < tracemap_stream_nr_cpus(stream); i++) {
 		stream_stats(i, &st);
 		late += st.late;
 	}
@@ -307,11 +256,11 @@ static void assert_time_order(void)
 {
 	unsigned int i;
 
-	for (i = 1; i < fx.g.n; i++) {
+	for (i = 1; i < got.n; i++) {
 		/* global time order ... */
-		assert_true(fx.g.ev[i].ts >= fx.g.ev[i - 1].ts);
+		assert_true(got.ev[i].ts >= got.ev[i - 1].ts);
 		/* ... which is the order of writing */
-		assert_int_equal(fx.g.ev[i].seq, fx.g.ev[i - 1].seq + 1);
+		assert_int_equal(got.ev[i].seq, got.ev[i - 1].seq + 1);
 	}
 	assert_int_equal(total_late(), 0);
 }
@@ -324,7 +273,7 @@ static void test_ordered_prefilled(void **state)
 	new_instance(1024);
 	write_interleaved(INTERLEAVED);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
-	assert_int_equal(tracemap_stream_nr_cpus(fx.s), 2);
+	assert_int_equal(tracemap_stream_nr_cpus(stream), 2);
 	poll_until(INTERLEAVED, 1000);
 	assert_quiet();
 	assert_exactly_once(INTERLEAVED);
@@ -348,21 +297,14 @@ static void *interleaved_writer(void *p)
 {
 	struct writer_arg *w = p;
 	static const unsigned int burst[] = { 1, 2, 3, 5, 8, 1, 1, 13 };
-	unsigned int seq = 0, b = 0, n, i;
-	char buf[64];
-	int len;
+	unsigned int seq = 0, b = 0, n;
 
 	while (seq < w->count && !w->err) {
 		n = burst[b % 8];
 		if (n > w->count - seq)
 			n = w->count - seq;
 		th_pin(b & 1);
-		for (i = 0; i < n; i++) {
-			len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d", seq + i,
-				       sched_getcpu());
-			if (write(fx.marker, buf, len) != len)
-				w->err = errno;
-		}
+		w->err = -th_write_markers(fx.marker, seq, n);
 		seq += n;
 		b++;
 	}
@@ -403,19 +345,19 @@ static void test_ordered_recheck_idle(void **state)
 	write_markers_on(0, 0, 1);
 	for (round = 0; round < 20; round++) {
 		/* CPU 1 empty, CPU 0 has one event: it goes out */
-		assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 0), 1);
-		got_add(&fx.g, &ev);
+		assert_int_equal(tracemap_stream_next_event(stream, &ev, 0), 1);
+		got_add(&cb, &ev);
 		assert_int_equal(ev.cpu, 0);
 		write_markers_on(1, 1 + 2 * round, 1);
 		write_markers_on(0, 2 + 2 * round, 1);
 		/* the older event of the CPU that was idle comes first */
-		assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 0), 1);
-		got_add(&fx.g, &ev);
+		assert_int_equal(tracemap_stream_next_event(stream, &ev, 0), 1);
+		got_add(&cb, &ev);
 		assert_int_equal(ev.cpu, 1);
 	}
-	assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 0), 1);
-	got_add(&fx.g, &ev);
-	assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 0), 0);
+	assert_int_equal(tracemap_stream_next_event(stream, &ev, 0), 1);
+	got_add(&cb, &ev);
+	assert_int_equal(tracemap_stream_next_event(stream, &ev, 0), 0);
 	assert_exactly_once(41);
 	assert_time_order();
 }
@@ -431,16 +373,9 @@ struct pinned_arg {
 static void *pinned_writer(void *p)
 {
 	struct pinned_arg *a = p;
-	unsigned int i;
-	char buf[64];
-	int len;
 
 	th_pin(a->cpu);
-	for (i = 0; i < a->count && !a->err; i++) {
-		len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d", a->first + i, sched_getcpu());
-		if (write(fx.marker, buf, len) != len)
-			a->err = errno;
-	}
+	a->err = -th_write_markers(fx.marker, a->first, a->count);
 	return NULL;
 }
 
@@ -462,13 +397,13 @@ static void test_ordered_concurrent_writers(void **state)
 		assert_int_equal(a[i].err, 0);
 	}
 	assert_exactly_once(16000);
-	for (i = 0; i < fx.g.n; i++) {
-		int w = fx.g.ev[i].seq >= 8000;
+	for (i = 0; i < got.n; i++) {
+		int w = got.ev[i].seq >= 8000;
 
 		if (i)
-			assert_true(fx.g.ev[i].ts >= fx.g.ev[i - 1].ts);
-		assert_true(fx.g.ev[i].seq > last[w]);
-		last[w] = fx.g.ev[i].seq;
+			assert_true(got.ev[i].ts >= got.ev[i - 1].ts);
+		assert_true(got.ev[i].seq > last[w]);
+		last[w] = got.ev[i].seq;
 	}
 	assert_int_equal(total_late(), 0);
 }
@@ -494,22 +429,22 @@ static void fill_priority(int heavy_cpu)
 	poll_until(light + heavy, 1000);
 	assert_exactly_once(light + heavy);
 
-	while (first_light < fx.g.n && fx.g.ev[first_light].cpu != light_cpu)
+	while (first_light < got.n && got.ev[first_light].cpu != light_cpu)
 		first_light++;
 	printf("# heavy cpu%d: %u of its %u events came before the first of cpu%d\n",
 	       heavy_cpu, first_light, heavy, light_cpu);
-	assert_int_equal(fx.g.ev[0].cpu, heavy_cpu);
+	assert_int_equal(got.ev[0].cpu, heavy_cpu);
 	/* a 4 KiB page holds about 100 of these markers */
 	assert_true(first_light >= heavy - light - 120);
 
 	/* and each CPU's own order is kept */
-	for (i = 1; i < fx.g.n; i++) {
+	for (i = 1; i < got.n; i++) {
 		unsigned int j = i;
 
-		while (j-- > 0 && fx.g.ev[j].cpu != fx.g.ev[i].cpu)
+		while (j-- > 0 && got.ev[j].cpu != got.ev[i].cpu)
 			;
-		if (j < i && fx.g.ev[j].cpu == fx.g.ev[i].cpu)
-			assert_true(fx.g.ev[j].seq < fx.g.ev[i].seq);
+		if (j < i && got.ev[j].cpu == got.ev[i].cpu)
+			assert_true(got.ev[j].seq < got.ev[i].seq);
 	}
 }
 
@@ -534,8 +469,6 @@ static void *paced_writer(void *p)
 	struct paced_arg *a = p;
 	struct timespec next;
 	unsigned int i;
-	char buf[64];
-	int len;
 
 	th_pin(0);
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -546,9 +479,7 @@ static void *paced_writer(void *p)
 			next.tv_sec++;
 		}
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-		len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d", i, sched_getcpu());
-		if (write(fx.marker, buf, len) != len)
-			a->err = errno;
+		a->err = -th_write_marker(fx.marker, i);
 	}
 	return NULL;
 }
@@ -578,18 +509,18 @@ static void latency_run(int watermark, int latency_ms, uint64_t p90_ns, uint64_t
 	assert_int_equal(th_instance_write(fx.inst, "trace_clock", "mono"), 0);
 	open_stream(0, watermark, latency_ms, TRACEMAP_MODE_CONSUME);
 	assert_int_equal(read_percent(), watermark);
-	fx.g.stamped = true;
+	cb.stamped = true;
 	th_pin(1);
 	assert_int_equal(pthread_create(&t, NULL, paced_writer, &a), 0);
 	poll_until(a.count, 2000);
 	pthread_join(t, NULL);
 	assert_int_equal(a.err, 0);
 	assert_exactly_once(a.count);
-	assert_int_equal(fx.g.nd, a.count);
-	qsort(fx.g.delays, fx.g.nd, sizeof(fx.g.delays[0]), cmp_u64);
-	p50 = fx.g.delays[fx.g.nd / 2];
-	p90 = fx.g.delays[fx.g.nd * 9 / 10];
-	max = fx.g.delays[fx.g.nd - 1];
+	assert_int_equal(cb.nd, a.count);
+	qsort(cb.delays, cb.nd, sizeof(cb.delays[0]), cmp_u64);
+	p50 = cb.delays[cb.nd / 2];
+	p90 = cb.delays[cb.nd * 9 / 10];
+	max = cb.delays[cb.nd - 1];
 	printf("# watermark %d, latency_ms %d: delivery delay p50 %.3f p90 %.3f max %.3f ms\n",
 	       watermark, latency_ms, p50 / 1e6, p90 / 1e6, max / 1e6);
 	assert_true(p90 <= p90_ns);
@@ -616,30 +547,30 @@ static void test_buffer_percent_restored(void **state)
 
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
 	assert_int_equal(read_percent(), 0);
-	tracemap_stream_close(fx.s);
-	fx.s = NULL;
+	tracemap_stream_close(stream);
+	stream = NULL;
 	assert_int_equal(read_percent(), 37);
 
 	open_stream(0, 80, 0, TRACEMAP_MODE_CONSUME);
 	assert_int_equal(read_percent(), 80);
-	tracemap_stream_close(fx.s);
-	fx.s = NULL;
+	tracemap_stream_close(stream);
+	stream = NULL;
 	assert_int_equal(read_percent(), 37);
 
 	/* -1 leaves it alone */
 	open_stream(0, -1, 0, TRACEMAP_MODE_CONSUME);
 	assert_int_equal(read_percent(), 37);
 	set_percent(12);
-	tracemap_stream_close(fx.s);
-	fx.s = NULL;
+	tracemap_stream_close(stream);
+	stream = NULL;
 	assert_int_equal(read_percent(), 12);
 	set_percent(37);
 
 	/* follow mode does not consume and does not touch it */
 	open_stream(0, 0, 0, TRACEMAP_MODE_FOLLOW);
 	assert_int_equal(read_percent(), 37);
-	tracemap_stream_close(fx.s);
-	fx.s = NULL;
+	tracemap_stream_close(stream);
+	stream = NULL;
 
 	/* a failed open changes nothing: CPUs 2..7 do not exist here */
 	if (sysconf(_SC_NPROCESSORS_CONF) < 8) {
@@ -651,11 +582,11 @@ static void test_buffer_percent_restored(void **state)
 	/* a callback that stops the delivery: close still restores */
 	write_markers_on(0, 0, 10);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
-	fx.g.stop_after = 3;
-	assert_int_equal(tracemap_stream_poll(fx.s, 100), -42);
+	cb.stop_after = 3;
+	assert_int_equal(tracemap_stream_poll(stream, 100), -42);
 	assert_int_equal(read_percent(), 0);
-	tracemap_stream_close(fx.s);
-	fx.s = NULL;
+	tracemap_stream_close(stream);
+	stream = NULL;
 	assert_int_equal(read_percent(), 37);
 }
 
@@ -730,11 +661,11 @@ static long assert_tail(unsigned int count)
 {
 	unsigned int i;
 
-	assert_true(fx.g.n > 0 && fx.g.n < count);
-	for (i = 1; i < fx.g.n; i++)
-		assert_int_equal(fx.g.ev[i].seq, fx.g.ev[i - 1].seq + 1);
-	assert_int_equal(fx.g.ev[fx.g.n - 1].seq, count - 1);
-	return fx.g.ev[0].seq;
+	assert_true(got.n > 0 && got.n < count);
+	for (i = 1; i < got.n; i++)
+		assert_int_equal(got.ev[i].seq, got.ev[i - 1].seq + 1);
+	assert_int_equal(got.ev[got.n - 1].seq, count - 1);
+	return got.ev[0].seq;
 }
 
 static void test_lost_events(void **state)
@@ -746,40 +677,40 @@ static void test_lost_events(void **state)
 	long first;
 
 	lost_setup(count);
-	for (i = 0; i < 100 && tracemap_stream_poll(fx.s, 100) > 0; i++)
+	for (i = 0; i < 100 && tracemap_stream_poll(stream, 100) > 0; i++)
 		;
 	first = assert_tail(count);
 	/* one report, with the exact count, before the first event after the gap */
-	assert_int_equal(fx.g.lost_calls, 1);
-	assert_int_equal(fx.g.lost, first);
-	assert_int_equal(fx.g.lost_before_event, 1);
+	assert_int_equal(cb.lost_calls, 1);
+	assert_int_equal(cb.lost, first);
+	assert_int_equal(cb.lost_before_event, 1);
 	/* reported through on_lost: not again in the event */
-	assert_int_equal(fx.g.ev[0].missed, 0);
+	assert_int_equal(got.ev[0].missed, 0);
 	stream_stats(0, &st);
 	assert_int_equal(st.lost, first);
 
 	/* on_lost stops the delivery: the event follows with the next call, once */
 	lost_setup(count);
-	fx.g.lost_stop = true;
-	assert_int_equal(tracemap_stream_poll(fx.s, 100), -7);
-	assert_int_equal(fx.g.n, 0);
-	fx.g.lost_stop = false;
-	for (i = 0; i < 100 && tracemap_stream_poll(fx.s, 100) > 0; i++)
+	cb.lost_stop = true;
+	assert_int_equal(tracemap_stream_poll(stream, 100), -7);
+	assert_int_equal(got.n, 0);
+	cb.lost_stop = false;
+	for (i = 0; i < 100 && tracemap_stream_poll(stream, 100) > 0; i++)
 		;
 	first = assert_tail(count);
-	assert_int_equal(fx.g.lost_calls, 1);
-	assert_int_equal(fx.g.lost, first);
-	assert_int_equal(fx.g.ev[0].missed, 0);
+	assert_int_equal(cb.lost_calls, 1);
+	assert_int_equal(cb.lost, first);
+	assert_int_equal(got.ev[0].missed, 0);
 
 	/* pull model: the count comes with the event */
 	lost_setup(count);
-	while (fx.g.n < count && tracemap_stream_next_event(fx.s, &ev, 100) == 1)
-		got_add(&fx.g, &ev);
+	while (got.n < count && tracemap_stream_next_event(stream, &ev, 100) == 1)
+		got_add(&cb, &ev);
 	first = assert_tail(count);
-	assert_int_equal(fx.g.ev[0].missed, first);
-	for (i = 1; i < fx.g.n; i++)
-		assert_int_equal(fx.g.ev[i].missed, 0);
-	assert_int_equal(fx.g.lost_calls, 0);
+	assert_int_equal(got.ev[0].missed, first);
+	for (i = 1; i < got.n; i++)
+		assert_int_equal(got.ev[i].missed, 0);
+	assert_int_equal(cb.lost_calls, 0);
 }
 
 /* ------------------------------------------------ follow and snapshot */
@@ -799,17 +730,15 @@ static void test_follow(void **state)
 	poll_until(250, 1000);
 	assert_quiet();
 	assert_exactly_once(250);
-	for (i = 1; i < fx.g.n; i++)
-		assert_true(fx.g.ev[i].ts >= fx.g.ev[i - 1].ts);
+	for (i = 1; i < got.n; i++)
+		assert_true(got.ev[i].ts >= got.ev[i - 1].ts);
 	stream_stats(0, &st);
 	assert_int_equal(st.get_reader, 0);
-	tracemap_stream_close(fx.s);
-	fx.s = NULL;
+	tracemap_stream_close(stream);
+	stream = NULL;
 
 	/* nothing was consumed: a consuming stream gets all of it again */
-	free(fx.g.ev);
-	memset(&fx.g, 0, sizeof(fx.g));
-	fx.g.lost_cpu = -1;
+	drop_got();
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
 	poll_until(250, 1000);
 	assert_exactly_once(250);
@@ -821,13 +750,13 @@ static void test_snapshot(void **state)
 	write_markers_on(0, 0, 120);
 	write_markers_on(1 % sysconf(_SC_NPROCESSORS_ONLN), 120, 80);
 	open_stream(0, 0, 0, TRACEMAP_MODE_SNAPSHOT);
-	assert_int_equal(tracemap_stream_consume(fx.s), 200);
+	assert_int_equal(tracemap_stream_consume(stream), 200);
 	assert_exactly_once(200);
 	/* once: the snapshot does not grow */
 	write_markers_on(0, 200, 5);
-	assert_int_equal(tracemap_stream_consume(fx.s), 0);
-	assert_int_equal(tracemap_stream_poll(fx.s, 50), 0);
-	assert_int_equal(fx.g.n, 200);
+	assert_int_equal(tracemap_stream_consume(stream), 0);
+	assert_int_equal(tracemap_stream_poll(stream, 50), 0);
+	assert_int_equal(got.n, 200);
 }
 
 /* ---------------------------------------------------- epoll and pull */
@@ -839,7 +768,7 @@ static void test_epoll_fd(void **state)
 
 	new_instance(1024);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
-	fd = tracemap_stream_epoll_fd(fx.s);
+	fd = tracemap_stream_epoll_fd(stream);
 	assert_true(fd >= 0);
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	assert_true(ep >= 0);
@@ -848,13 +777,13 @@ static void test_epoll_fd(void **state)
 
 	/* a new stream has work: whatever is in the buffers */
 	assert_int_equal(epoll_wait(ep, &e, 1, 0), 1);
-	assert_int_equal(tracemap_stream_consume(fx.s), 0);
+	assert_int_equal(tracemap_stream_consume(stream), 0);
 	/* drained and nothing written: not readable */
 	assert_int_equal(epoll_wait(ep, &e, 1, 100), 0);
 
 	write_markers_on(0, 0, 3);
 	assert_int_equal(epoll_wait(ep, &e, 1, 1000), 1);
-	assert_int_equal(tracemap_stream_consume(fx.s), 3);
+	assert_int_equal(tracemap_stream_consume(stream), 3);
 	assert_int_equal(epoll_wait(ep, &e, 1, 100), 0);
 	close(ep);
 	assert_exactly_once(3);
@@ -871,20 +800,20 @@ static void test_pull(void **state)
 	write_interleaved(2000);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
 	for (i = 0; i < 2000; i++) {
-		assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 1000), 1);
-		got_add(&fx.g, &ev);
+		assert_int_equal(tracemap_stream_next_event(stream, &ev, 1000), 1);
+		got_add(&cb, &ev);
 	}
 	assert_exactly_once(2000);
 	assert_time_order();
 	/* nothing left: timeout 0 returns at once, a timeout waits for it */
-	t0 = mono_ns();
-	assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 0), 0);
-	assert_true(mono_ns() - t0 < 20 * 1000000ULL);
-	t0 = mono_ns();
-	assert_int_equal(tracemap_stream_next_event(fx.s, &ev, 60), 0);
-	assert_true(mono_ns() - t0 >= 59 * 1000000ULL);
+	t0 = th_now_ns();
+	assert_int_equal(tracemap_stream_next_event(stream, &ev, 0), 0);
+	assert_true(th_now_ns() - t0 < 20 * 1000000ULL);
+	t0 = th_now_ns();
+	assert_int_equal(tracemap_stream_next_event(stream, &ev, 60), 0);
+	assert_true(th_now_ns() - t0 >= 59 * 1000000ULL);
 	/* callbacks are not called in the pull model */
-	assert_int_equal(fx.g.n, 2000);
+	assert_int_equal(got.n, 2000);
 }
 
 /* A callback's negative return stops the delivery and comes back unchanged. */
@@ -893,10 +822,10 @@ static void test_callback_stop(void **state)
 	new_instance(1024);
 	write_markers_on(0, 0, 50);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
-	fx.g.stop_after = 7;
-	assert_int_equal(tracemap_stream_poll(fx.s, 100), -42);
-	assert_int_equal(fx.g.n, 7);
-	fx.g.stop_after = 0;
+	cb.stop_after = 7;
+	assert_int_equal(tracemap_stream_poll(stream, 100), -42);
+	assert_int_equal(got.n, 7);
+	cb.stop_after = 0;
 	/* the event that stopped it was delivered; the rest follows */
 	poll_until(50, 100);
 	assert_exactly_once(50);
@@ -930,13 +859,13 @@ static void test_open_errors(void **state)
 		assert_int_equal(errno, ENXIO);
 	}
 	o.cpumask = "0x1";
-	fx.s = tracemap_stream_open(fx.inst, &o);
-	assert_non_null(fx.s);
-	assert_int_equal(tracemap_stream_nr_cpus(fx.s), 1);
-	assert_int_equal(tracemap_cpu_id(tracemap_stream_cpu(fx.s, 0)), 0);
-	assert_null(tracemap_stream_cpu(fx.s, 1));
-	tracemap_stream_close(fx.s);
-	fx.s = NULL;
+	stream = tracemap_stream_open(fx.inst, &o);
+	assert_non_null(stream);
+	assert_int_equal(tracemap_stream_nr_cpus(stream), 1);
+	assert_int_equal(tracemap_cpu_id(tracemap_stream_cpu(stream, 0)), 0);
+	assert_null(tracemap_stream_cpu(stream, 1));
+	tracemap_stream_close(stream);
+	stream = NULL;
 	o.cpumask = NULL;
 
 	o.watermark = 101;
@@ -955,10 +884,10 @@ static void test_open_errors(void **state)
 	assert_null(tracemap_stream_open(fx.inst, &big.o));
 	assert_int_equal(errno, E2BIG);
 	big.extra = 0;
-	fx.s = tracemap_stream_open(fx.inst, &big.o);
-	assert_non_null(fx.s);
-	tracemap_stream_close(fx.s);
-	fx.s = NULL;
+	stream = tracemap_stream_open(fx.inst, &big.o);
+	assert_non_null(stream);
+	tracemap_stream_close(stream);
+	stream = NULL;
 
 	/* nothing of it changed the instance */
 	assert_int_equal(read_percent(), 37);
