@@ -223,6 +223,18 @@ void th_pin(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
+static cpu_set_t saved_affinity;
+
+void th_save_affinity(void)
+{
+	sched_getaffinity(0, sizeof(saved_affinity), &saved_affinity);
+}
+
+void th_restore_affinity(void)
+{
+	sched_setaffinity(0, sizeof(saved_affinity), &saved_affinity);
+}
+
 int th_marker_open(const char *name, int raw)
 {
 	char path[512];
@@ -479,6 +491,14 @@ unsigned int th_writer_wait(const struct th_writer *w, unsigned int n, uint64_t 
 
 /* --------------------------------------------------------------- fixture */
 
+void th_fixture_clear_got(struct th_fixture *f)
+{
+	int i;
+
+	for (i = 0; i < TH_FIXTURE_GOT; i++)
+		th_events_free(&f->got[i]);
+}
+
 void th_fixture_drop(struct th_fixture *f)
 {
 	int i;
@@ -494,6 +514,7 @@ void th_fixture_drop(struct th_fixture *f)
 	if (f->inst)
 		th_instance_remove(f->inst);
 	f->inst = NULL;
+	th_fixture_clear_got(f);
 }
 
 void th_fixture_new(struct th_fixture *f, int buffer_kb, int subbuf_kb)

@@ -51,6 +51,9 @@ unsigned long th_cpu_stat(const char *name, int cpu, const char *stat);
 
 /* Pin the calling thread to @cpu. */
 void th_pin(int cpu);
+/* Remember the calling thread's CPU affinity; th_restore_affinity() sets it again. */
+void th_save_affinity(void);
+void th_restore_affinity(void);
 
 /* CLOCK_MONOTONIC in nanoseconds */
 uint64_t th_now_ns(void);
@@ -168,11 +171,12 @@ unsigned int th_writer_wait(const struct th_writer *w, unsigned int n, uint64_t 
 /* ------------------------------------------------------------- fixture */
 
 #define TH_MAX_READERS	4
+#define TH_FIXTURE_GOT	3
 
 /*
  * What a kernel test holds: its private instance, a trace_marker fd, the
- * per-CPU readers open on it and a writer thread. Call th_fixture_drop()
- * from the teardown: it runs after a failed assertion too.
+ * per-CPU readers open on it, a writer thread and what it collected. Call
+ * th_fixture_drop() from the teardown: it runs after a failed assertion too.
  */
 struct th_fixture {
 	const char *tag;		/* of the instance names */
@@ -180,14 +184,17 @@ struct th_fixture {
 	int marker;			/* trace_marker of inst, or -1 */
 	struct tracemap_cpu *rd[TH_MAX_READERS];
 	struct th_writer w;
+	struct th_events got[TH_FIXTURE_GOT];
 };
 
 #define TH_FIXTURE(t)	{ .tag = (t), .marker = -1 }
 
 /* Drop what @f holds, then a new instance (see th_instance_create()) and its trace_marker */
 void th_fixture_new(struct th_fixture *f, int buffer_kb, int subbuf_kb);
-/* Join the writer, close the readers and the marker, remove the instance */
+/* Join the writer, close the readers and the marker, remove the instance, empty got[] */
 void th_fixture_drop(struct th_fixture *f);
+/* Empty every got[] */
+void th_fixture_clear_got(struct th_fixture *f);
 /*
  * Open a reader of @cpu, closed by th_fixture_drop() unless closed before.
  * Asserts the mode and the backend: a silent fallback to read() would test

@@ -37,36 +37,14 @@ struct params {
 };
 
 static struct th_fixture fx = TH_FIXTURE(TAG);
-static struct th_events got[2];
-static cpu_set_t saved_cpus;
 
 /* ------------------------------------------------------------- fixture */
 
-static void drop_got(void)
-{
-	th_events_free(&got[0]);
-	th_events_free(&got[1]);
-}
-
-/* Close everything of the current instance and remove it */
-static void drop_instance(void)
-{
-	th_fixture_drop(&fx);
-	drop_got();
-}
-
 static int teardown(void **state)
 {
-	drop_instance();
-	sched_setaffinity(0, sizeof(saved_cpus), &saved_cpus);
+	th_fixture_drop(&fx);
+	th_restore_affinity();
 	return 0;
-}
-
-/* Drop the current instance with what it held, then a new one */
-static void new_instance(int buffer_kb, int subbuf_kb)
-{
-	drop_got();
-	th_fixture_new(&fx, buffer_kb, subbuf_kb);
 }
 
 static struct tracemap_cpu *open_reader(int cpu, unsigned int flags)
@@ -213,7 +191,7 @@ static int measure_record(void **state)
 {
 	unsigned int size;
 
-	sched_getaffinity(0, sizeof(saved_cpus), &saved_cpus);
+	th_save_affinity();
 	size = th_measure_marker_record(TAG);
 	if (!size)
 		return -1;
@@ -243,19 +221,19 @@ static void test_counts(void **state)
 	counts_of(p->subbuf_kb, counts);
 	th_pin(0);
 	for (i = 0; i < 5; i++) {
-		new_instance(1024, p->subbuf_kb);
+		th_fixture_new(&fx, 1024, p->subbuf_kb);
 		c = open_reader(0, p->flags);
 		assert_int_equal(tracemap_cpu_subbuf_size(c), p->subbuf_kb * 1024);
 		th_fixture_write_markers(&fx, 0, counts[i]);
-		n = drain(c, p->api, &got[0]);
-		check_exact(&got[0], 0, 0, counts[i], 0);
+		n = drain(c, p->api, &fx.got[0]);
+		check_exact(&fx.got[0], 0, 0, counts[i], 0);
 		check_stats(c, p, counts[i], 0, counts[i]);
 		if (p->api == API_PAGES)
 			assert_true(n >= (counts[i] + pp - 1) / pp);
 		/* nothing is delivered twice */
-		drain(c, p->api, &got[0]);
-		assert_int_equal(got[0].n, counts[i]);
-		drop_instance();
+		drain(c, p->api, &fx.got[0]);
+		assert_int_equal(fx.got[0].n, counts[i]);
+		th_fixture_drop(&fx);
 	}
 }
 
@@ -271,17 +249,17 @@ static void test_counts_incremental(void **state)
 
 	counts_of(p->subbuf_kb, counts);
 	th_pin(0);
-	new_instance(1024, p->subbuf_kb);
+	th_fixture_new(&fx, 1024, p->subbuf_kb);
 	c = open_reader(0, p->flags);
 	for (i = 0; i < 5; i++) {
-		unsigned int from = got[0].n;
+		unsigned int from = fx.got[0].n;
 
 		th_fixture_write_markers(&fx, seq, counts[i]);
-		drain(c, p->api, &got[0]);
-		check_exact(&got[0], from, seq, counts[i], 0);
+		drain(c, p->api, &fx.got[0]);
+		check_exact(&fx.got[0], from, seq, counts[i], 0);
 		seq += counts[i];
 	}
-	check_exact(&got[0], 0, 0, seq, 0);
+	check_exact(&fx.got[0], 0, 0, seq, 0);
 	check_stats(c, p, seq, 0, seq);
 }
 
@@ -294,7 +272,7 @@ static void test_both_cpus(void **state)
 
 	if (online_cpus() < 2)
 		skip();
-	new_instance(1024, p->subbuf_kb);
+	th_fixture_new(&fx, 1024, p->subbuf_kb);
 	for (i = 0; i < 2; i++)
 		c[i] = open_reader(i, p->flags);
 	for (chunk = 0; chunk < 40; chunk++) {
@@ -304,7 +282,7 @@ static void test_both_cpus(void **state)
 		seq += 5 + chunk * 7;
 	}
 	for (i = 0; i < 2; i++) {
-		drain(c[i], p->api, &got[i]);
+		drain(c[i], p->api, &fx.got[i]);
 		assert_int_equal(tracemap_cpu_id(c[i]), i);
 	}
 	/* replay the chunk layout: per-CPU order is write order */
@@ -316,8 +294,8 @@ static void test_both_cpus(void **state)
 		for (i = 0; i < 5 + chunk * 7; i++) {
 			const struct th_event *e;
 
-			assert_true(from + i < got[cpu].n);
-			e = &got[cpu].ev[from + i];
+			assert_true(from + i < fx.got[cpu].n);
+			e = &fx.got[cpu].ev[from + i];
 			assert_int_equal(e->seq, seq + i);
 			assert_int_equal(e->cpu, cpu);
 			assert_int_equal(e->wcpu, cpu);
@@ -326,8 +304,8 @@ static void test_both_cpus(void **state)
 		k[cpu] += 5 + chunk * 7;
 		seq += 5 + chunk * 7;
 	}
-	assert_int_equal(got[0].n, k[0]);
-	assert_int_equal(got[1].n, k[1]);
+	assert_int_equal(fx.got[0].n, k[0]);
+	assert_int_equal(fx.got[1].n, k[1]);
 }
 
 /* What one reader consumed is gone for trace, trace_pipe_raw and a second reader. */
@@ -341,7 +319,7 @@ static void test_really_consumes(void **state)
 	int fd, ret;
 
 	th_pin(0);
-	new_instance(1024, p->subbuf_kb);
+	th_fixture_new(&fx, 1024, p->subbuf_kb);
 	th_fixture_write_markers(&fx, 0, n);
 	/* the checks below can see the events: they are there before reading */
 	assert_int_equal(count_trace_lines("trace"), n);
@@ -354,28 +332,28 @@ static void test_really_consumes(void **state)
 	assert_non_null(page);
 	ret = tracemap_region_write_subbuf(&r, page, r.subbuf_size);
 	if (ret == (int)r.subbuf_size)
-		add_page(&got[0], page, r.subbuf_size, 0);
+		add_page(&fx.got[0], page, r.subbuf_size, 0);
 	free(page);
 	assert_int_equal(ret, r.subbuf_size);
-	first = got[0].n;
+	first = fx.got[0].n;
 	assert_true(first > 0 && first < n);
-	check_exact(&got[0], 0, 0, first, 0);
+	check_exact(&fx.got[0], 0, 0, first, 0);
 	assert_int_equal(count_trace_lines("per_cpu/cpu0/trace"), n - first);
 
-	drain(c, p->api, &got[0]);
-	check_exact(&got[0], 0, 0, n, 0);
+	drain(c, p->api, &fx.got[0]);
+	check_exact(&fx.got[0], 0, 0, n, 0);
 	assert_int_equal(count_trace_lines("trace"), 0);
 	assert_int_equal(count_trace_lines("per_cpu/cpu0/trace"), 0);
 
 	/* a second reader, while the first is open, and after it closed */
 	c2 = open_reader(0, p->flags);
-	drain(c2, p->api, &got[1]);
-	assert_int_equal(got[1].n, 0);
+	drain(c2, p->api, &fx.got[1]);
+	assert_int_equal(fx.got[1].n, 0);
 	th_fixture_close(&fx, c2);
 	th_fixture_close(&fx, c);
 	c2 = open_reader(0, p->flags);
-	drain(c2, p->api, &got[1]);
-	assert_int_equal(got[1].n, 0);
+	drain(c2, p->api, &fx.got[1]);
+	assert_int_equal(fx.got[1].n, 0);
 	th_fixture_close(&fx, c2);
 
 	/* the kernel's own consuming read has nothing either */
@@ -433,36 +411,36 @@ static void test_overwrite_accounting(void **state)
 
 	th_pin(0);
 	/* 16 KiB: a handful of sub-buffers */
-	new_instance(16, p->subbuf_kb);
+	th_fixture_new(&fx, 16, p->subbuf_kb);
 	th_fixture_write_markers(&fx, 0, w1);
 	c = open_reader(0, p->flags);
-	drain(c, p->api, &got[0]);
-	check_lossy(&got[0], w1 - 1, p->api == API_PAGES, &lost);
+	drain(c, p->api, &fx.got[0]);
+	check_lossy(&fx.got[0], w1 - 1, p->api == API_PAGES, &lost);
 	assert_true(lost > 0);
-	assert_int_equal(got[0].n + lost, w1);
+	assert_int_equal(fx.got[0].n + lost, w1);
 	assert_int_equal(th_cpu_stat(fx.inst, 0, "overrun:"), lost);
-	check_stats(c, p, got[0].n, lost, w1);
+	check_stats(c, p, fx.got[0].n, lost, w1);
 
 	/* a second overflow while the reader is open, after a partial page */
 	th_fixture_write_markers(&fx, w1, 3);
-	drain(c, p->api, &got[0]);
+	drain(c, p->api, &fx.got[0]);
 	th_fixture_write_markers(&fx, w1 + 3, w2);
-	drain(c, p->api, &got[0]);
-	check_lossy(&got[0], w1 + 3 + w2 - 1, p->api == API_PAGES, &lost);
-	assert_int_equal(got[0].n + lost, w1 + 3 + w2);
+	drain(c, p->api, &fx.got[0]);
+	check_lossy(&fx.got[0], w1 + 3 + w2 - 1, p->api == API_PAGES, &lost);
+	assert_int_equal(fx.got[0].n + lost, w1 + 3 + w2);
 	assert_int_equal(th_cpu_stat(fx.inst, 0, "overrun:"), lost);
-	check_stats(c, p, got[0].n, lost, w1 + 3 + w2);
+	check_stats(c, p, fx.got[0].n, lost, w1 + 3 + w2);
 
 	/*
 	 * echo > trace, then more is written and lost than before it: the
 	 * kernel's counters restart and overtake the reader's old view.
 	 */
-	drop_got();
+	th_fixture_clear_got(&fx);
 	reset_buffer();
 	th_fixture_write_markers(&fx, 0, 2 * (w1 + w2));
-	drain(c, p->api, &got[0]);
-	check_lossy(&got[0], 2 * (w1 + w2) - 1, p->api == API_PAGES, &lost);
-	assert_int_equal(got[0].n + lost, 2 * (w1 + w2));
+	drain(c, p->api, &fx.got[0]);
+	check_lossy(&fx.got[0], 2 * (w1 + w2) - 1, p->api == API_PAGES, &lost);
+	assert_int_equal(fx.got[0].n + lost, 2 * (w1 + w2));
 	assert_int_equal(th_cpu_stat(fx.inst, 0, "overrun:"), lost);
 }
 
@@ -477,46 +455,46 @@ static void test_reset(void **state)
 	struct tracemap_cpu *c;
 
 	th_pin(0);
-	new_instance(1024, p->subbuf_kb);
+	th_fixture_new(&fx, 1024, p->subbuf_kb);
 	c = open_reader(0, p->flags);
 
 	/* reader inside a partly written page; unread events discarded */
 	th_fixture_write_markers(&fx, 0, 30);
-	drain(c, p->api, &got[0]);
-	check_exact(&got[0], 0, 0, 30, 0);
+	drain(c, p->api, &fx.got[0]);
+	check_exact(&fx.got[0], 0, 0, 30, 0);
 	th_fixture_write_markers(&fx, 30, 20);
 	reset_buffer();
 	th_fixture_write_markers(&fx, 1000, 10);
-	from = got[0].n;
-	drain(c, p->api, &got[0]);
-	check_exact(&got[0], from, 1000, 10, 0);
+	from = fx.got[0].n;
+	drain(c, p->api, &fx.got[0]);
+	check_exact(&fx.got[0], from, 1000, 10, 0);
 
 	/* after the reset, more than before it: the kernel counters grow past ours */
 	th_fixture_write_markers(&fx, 2000, 3 * pp);
 	reset_buffer();
 	th_fixture_write_markers(&fx, 3000, 4 * pp + 3);
-	from = got[0].n;
-	drain(c, p->api, &got[0]);
-	check_exact(&got[0], from, 3000, 4 * pp + 3, 0);
+	from = fx.got[0].n;
+	drain(c, p->api, &fx.got[0]);
+	check_exact(&fx.got[0], from, 3000, 4 * pp + 3, 0);
 
 	/* a reset with nothing unread, then fewer events than the reader has seen */
 	reset_buffer();
 	th_fixture_write_markers(&fx, 5000, 5);
-	from = got[0].n;
-	drain(c, p->api, &got[0]);
-	check_exact(&got[0], from, 5000, 5, 0);
+	from = fx.got[0].n;
+	drain(c, p->api, &fx.got[0]);
+	check_exact(&fx.got[0], from, 5000, 5, 0);
 
 	/* a reset of an empty buffer, then the reader page fills exactly */
 	reset_buffer();
 	reset_buffer();
 	th_fixture_write_markers(&fx, 6000, pp);
-	from = got[0].n;
-	drain(c, p->api, &got[0]);
-	check_exact(&got[0], from, 6000, pp, 0);
+	from = fx.got[0].n;
+	drain(c, p->api, &fx.got[0]);
+	check_exact(&fx.got[0], from, 6000, pp, 0);
 	th_fixture_write_markers(&fx, 7000, 1);
-	from = got[0].n;
-	drain(c, p->api, &got[0]);
-	check_exact(&got[0], from, 7000, 1, 0);
+	from = fx.got[0].n;
+	drain(c, p->api, &fx.got[0]);
+	check_exact(&fx.got[0], from, 7000, 1, 0);
 }
 
 /*
@@ -536,7 +514,7 @@ static void test_live(void **state)
 	if (online_cpus() < 2)
 		skip();
 	th_pin(0);
-	new_instance(4096, p->subbuf_kb);
+	th_fixture_new(&fx, 4096, p->subbuf_kb);
 	/* wake up for every event, not at half the buffer */
 	assert_int_equal(th_instance_write(fx.inst, "buffer_percent", "0"), 0);
 	c = open_reader(1, p->flags);
@@ -547,16 +525,16 @@ static void test_live(void **state)
 		/* read what is there after the writer finished: then nothing is missing */
 		done = th_writer_done(&fx.w);
 		if (p->api == API_PAGES)
-			drain_pages(c, &got[0], done);
+			drain_pages(c, &fx.got[0], done);
 		else
-			th_drain_events(c, &got[0]);
+			th_drain_events(c, &fx.got[0]);
 		if (!done)
 			assert_true(poll(&pfd, 1, 10) >= 0);
 	}
 	th_writer_join(&fx.w);
 	assert_true(done);
 	assert_int_equal(fx.w.error, 0);
-	check_exact(&got[0], 0, 0, count, 1);
+	check_exact(&fx.got[0], 0, 0, count, 1);
 	check_stats(c, p, count, 0, count);
 }
 

@@ -24,38 +24,14 @@
 #define TAG		"kc"
 
 static struct th_fixture fx = TH_FIXTURE(TAG);
-static struct th_events got[3];
-static cpu_set_t saved_cpus;
 
 /* ------------------------------------------------------------- fixture */
 
-static void drop_got(void)
-{
-	int i;
-
-	for (i = 0; i < 3; i++)
-		th_events_free(&got[i]);
-}
-
-/* Close everything of the current instance and remove it */
-static void drop_instance(void)
-{
-	th_fixture_drop(&fx);
-	drop_got();
-}
-
 static int teardown(void **state)
 {
-	drop_instance();
-	sched_setaffinity(0, sizeof(saved_cpus), &saved_cpus);
+	th_fixture_drop(&fx);
+	th_restore_affinity();
 	return 0;
-}
-
-/* Drop the current instance with what it held, then a new one */
-static void new_instance(int buffer_kb, int subbuf_kb)
-{
-	drop_got();
-	th_fixture_new(&fx, buffer_kb, subbuf_kb);
 }
 
 static struct tracemap_cpu *open_reader(int cpu, enum tracemap_mode mode)
@@ -81,7 +57,7 @@ static void assert_same(const struct th_events *a, const struct th_events *b)
 
 static int measure_record(void **state)
 {
-	sched_getaffinity(0, sizeof(saved_cpus), &saved_cpus);
+	th_save_affinity();
 	return th_measure_marker_record(TAG) ? 0 : -1;
 }
 
@@ -98,39 +74,39 @@ static unsigned int check_snapshot(void)
 	struct tracemap_cpu *c, *c2;
 	unsigned long read_before;
 
-	drop_got();
+	th_fixture_clear_got(&fx);
 	read_before = th_cpu_stat(fx.inst, 0, "read events:");
-	th_trace_markers(fx.inst, "per_cpu/cpu0/trace", &got[1]);
+	th_trace_markers(fx.inst, "per_cpu/cpu0/trace", &fx.got[1]);
 
 	c = open_reader(0, TRACEMAP_MODE_SNAPSHOT);
-	th_drain_events(c, &got[0]);
-	assert_same(&got[0], &got[1]);
+	th_drain_events(c, &fx.got[0]);
+	assert_same(&fx.got[0], &fx.got[1]);
 	assert_int_equal(tracemap_cpu_stats(c, &st, sizeof(st)), 0);
 	assert_int_equal(st.get_reader, 0);
-	assert_int_equal(st.events, got[0].n);
+	assert_int_equal(st.events, fx.got[0].n);
 	assert_int_equal(st.lost + st.lost_unknown + st.corrupt, 0);
 	/* what is there, once */
-	assert_int_equal(th_drain_events(c, &got[0]), 0);
+	assert_int_equal(th_drain_events(c, &fx.got[0]), 0);
 
 	/* rewind gives the same again */
 	assert_int_equal(tracemap_cpu_rewind(c), 0);
-	th_drain_events(c, &got[2]);
-	assert_same(&got[0], &got[2]);
+	th_drain_events(c, &fx.got[2]);
+	assert_same(&fx.got[0], &fx.got[2]);
 
 	/* so does a second reader, and nothing was consumed */
-	th_events_free(&got[2]);
+	th_events_free(&fx.got[2]);
 	c2 = open_reader(0, TRACEMAP_MODE_SNAPSHOT);
-	th_drain_events(c2, &got[2]);
-	assert_same(&got[0], &got[2]);
+	th_drain_events(c2, &fx.got[2]);
+	assert_same(&fx.got[0], &fx.got[2]);
 	th_fixture_close(&fx, c2);
 	th_fixture_close(&fx, c);
 	assert_int_equal(th_cpu_stat(fx.inst, 0, "read events:"), read_before);
-	th_events_free(&got[1]);
-	th_trace_markers(fx.inst, "per_cpu/cpu0/trace", &got[1]);
-	assert_same(&got[0], &got[1]);
-	th_events_free(&got[1]);
-	th_events_free(&got[2]);
-	return got[0].n;
+	th_events_free(&fx.got[1]);
+	th_trace_markers(fx.inst, "per_cpu/cpu0/trace", &fx.got[1]);
+	assert_same(&fx.got[0], &fx.got[1]);
+	th_events_free(&fx.got[1]);
+	th_events_free(&fx.got[2]);
+	return fx.got[0].n;
 }
 
 /* Events in a region, counted by libtraceevent's parser */
@@ -179,10 +155,10 @@ static void test_snapshot_fresh(void **state)
 	int kb = *(int *)*state;
 
 	th_pin(0);
-	new_instance(1024, kb);
+	th_fixture_new(&fx, 1024, kb);
 	th_fixture_write_markers(&fx, 0, 1000);
 	assert_int_equal(check_snapshot(), 1000);
-	th_assert_seq_run(&got[0], 0, 0, 1000);
+	th_assert_seq_run(&fx.got[0], 0, 0, 1000);
 }
 
 /* Pages a consumer took are stale in the ring: the snapshot drops them. */
@@ -192,19 +168,19 @@ static void test_snapshot_after_consume(void **state)
 	unsigned int pp = th_markers_per_subbuf(kb), taken;
 
 	th_pin(0);
-	new_instance(1024, kb);
+	th_fixture_new(&fx, 1024, kb);
 	th_fixture_write_markers(&fx, 0, 1000);
 	taken = consume_regions(2, false);
 	assert_true(taken > pp && taken <= 2 * pp);
 	th_fixture_write_markers(&fx, 1000, 50);
 	assert_int_equal(check_snapshot(), 1050 - taken);
-	th_assert_seq_run(&got[0], 0, taken, 1050 - taken);
+	th_assert_seq_run(&fx.got[0], 0, taken, 1050 - taken);
 
 	/* consumer still mapped (one shared meta page) */
 	taken += consume_regions(1, true);
 	th_fixture_write_markers(&fx, 1050, 20);
 	assert_int_equal(check_snapshot(), 1070 - taken);
-	th_assert_seq_run(&got[0], 0, taken, 1070 - taken);
+	th_assert_seq_run(&fx.got[0], 0, taken, 1070 - taken);
 }
 
 /* The writer lapped the ring: the snapshot has the newest pages only. */
@@ -214,17 +190,17 @@ static void test_snapshot_wrapped(void **state)
 	unsigned int pp = th_markers_per_subbuf(kb), n;
 
 	th_pin(0);
-	new_instance(16, kb);
+	th_fixture_new(&fx, 16, kb);
 	th_fixture_write_markers(&fx, 0, 5000);
 	n = check_snapshot();
 	assert_true(n < 5000);
-	th_assert_seq_run(&got[0], 0, 5000 - n, n);
+	th_assert_seq_run(&fx.got[0], 0, 5000 - n, n);
 
 	/* and with a consumer having taken the oldest page of what is left */
 	consume_regions(1, false);
 	th_fixture_write_markers(&fx, 5000, 3 * pp + 7);
 	n = check_snapshot();
-	th_assert_seq_run(&got[0], 0, 5000 + 3 * pp + 7 - n, n);
+	th_assert_seq_run(&fx.got[0], 0, 5000 + 3 * pp + 7 - n, n);
 }
 
 /* The consumer and the writer share the reader page: only its unread tail counts. */
@@ -236,18 +212,18 @@ static void test_snapshot_reader_page(void **state)
 	struct tracemap_cpu *c;
 
 	th_pin(0);
-	new_instance(1024, kb);
+	th_fixture_new(&fx, 1024, kb);
 	th_fixture_write_markers(&fx, 0, 30);
 	c = open_reader(0, TRACEMAP_MODE_CONSUME);
 	assert_int_equal(th_drain_events(c, &g), 30);
 	th_events_free(&g);
 	th_fixture_write_markers(&fx, 30, 20);
 	assert_int_equal(check_snapshot(), 20);
-	th_assert_seq_run(&got[0], 0, 30, 20);
+	th_assert_seq_run(&fx.got[0], 0, 30, 20);
 	/* after the page filled up and the writer moved on */
 	th_fixture_write_markers(&fx, 50, pp);
 	assert_int_equal(check_snapshot(), 20 + pp);
-	th_assert_seq_run(&got[0], 0, 30, 20 + pp);
+	th_assert_seq_run(&fx.got[0], 0, 30, 20 + pp);
 	th_fixture_close(&fx, c);
 }
 
@@ -287,7 +263,7 @@ static void test_snapshot_live(void **state)
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		skip();
 	th_pin(0);
-	new_instance(64, 4);
+	th_fixture_new(&fx, 64, 4);
 	c = open_reader(1, TRACEMAP_MODE_SNAPSHOT);
 	th_writer_start(&fx.w, fx.inst, 1, 4000000, 0);
 	/* the ring has wrapped once before the first look */
@@ -295,16 +271,16 @@ static void test_snapshot_live(void **state)
 	for (i = 0; i < 2000 && !th_writer_done(&fx.w); i++) {
 		unsigned int before = th_writer_written(&fx.w);
 
-		th_events_free(&got[0]);
+		th_events_free(&fx.got[0]);
 		assert_int_equal(tracemap_cpu_rewind(c), 0);
-		th_drain_events(c, &got[0]);
-		gaps += check_gaps(&got[0], &false_reports);
+		th_drain_events(c, &fx.got[0]);
+		gaps += check_gaps(&fx.got[0], &false_reports);
 		/* it holds everything written before it started, and nothing not yet written */
-		assert_true(got[0].n > 0);
-		assert_true(got[0].ev[got[0].n - 1].seq + 1 >= before);
-		assert_true(got[0].ev[got[0].n - 1].seq <= th_writer_written(&fx.w));
+		assert_true(fx.got[0].n > 0);
+		assert_true(fx.got[0].ev[fx.got[0].n - 1].seq + 1 >= before);
+		assert_true(fx.got[0].ev[fx.got[0].n - 1].seq <= th_writer_written(&fx.w));
 		fr += false_reports;
-		total += got[0].n;
+		total += fx.got[0].n;
 	}
 	th_writer_cancel(&fx.w);
 	th_writer_join(&fx.w);
@@ -320,16 +296,16 @@ static void test_snapshot_after_reset(void **state)
 	unsigned int pp = th_markers_per_subbuf(kb);
 
 	th_pin(0);
-	new_instance(64, kb);
+	th_fixture_new(&fx, 64, kb);
 	th_fixture_write_markers(&fx, 0, 5 * pp + 10);
 	assert_int_equal(th_instance_write(fx.inst, "trace", ""), 0);
 	th_fixture_write_markers(&fx, 10000, 30);
 	assert_int_equal(check_snapshot(), 30);
-	th_assert_seq_run(&got[0], 0, 10000, 30);
+	th_assert_seq_run(&fx.got[0], 0, 10000, 30);
 	/* more than the pages the reset left with stale time stamps */
 	th_fixture_write_markers(&fx, 10030, 3 * pp);
 	assert_int_equal(check_snapshot(), 30 + 3 * pp);
-	th_assert_seq_run(&got[0], 0, 10000, 30 + 3 * pp);
+	th_assert_seq_run(&fx.got[0], 0, 10000, 30 + 3 * pp);
 }
 
 /* ------------------------------------------------------------- follow */
@@ -342,19 +318,19 @@ static void test_follow_reset(void **state)
 	struct tracemap_cpu *c;
 
 	th_pin(0);
-	new_instance(64, kb);
+	th_fixture_new(&fx, 64, kb);
 	c = open_reader(0, TRACEMAP_MODE_FOLLOW);
 	for (i = 0; i < 4; i++) {
 		/* the follower is mid-page, then at a page end */
 		th_fixture_write_markers(&fx, seq, i % 2 ? pp : 2 * pp + 17);
 		seq += i % 2 ? pp : 2 * pp + 17;
-		th_drain_events(c, &got[0]);
+		th_drain_events(c, &fx.got[0]);
 		assert_int_equal(th_instance_write(fx.inst, "trace", ""), 0);
 		seq += 1000;
 		th_fixture_write_markers(&fx, seq, 25 + i * pp);
-		from = got[0].n;
-		th_drain_events(c, &got[0]);
-		th_assert_seq_run(&got[0], from, seq, 25 + i * pp);
+		from = fx.got[0].n;
+		th_drain_events(c, &fx.got[0]);
+		th_assert_seq_run(&fx.got[0], from, seq, 25 + i * pp);
 		seq += 25 + i * pp;
 	}
 }
@@ -369,18 +345,18 @@ static void test_follow_steps(void **state)
 	unsigned int i, seq = 100;
 
 	th_pin(0);
-	new_instance(1024, kb);
+	th_fixture_new(&fx, 1024, kb);
 	th_fixture_write_markers(&fx, 0, 100);
 	c = open_reader(0, TRACEMAP_MODE_FOLLOW);
 	/* what is there first, then each batch as it comes */
-	th_drain_events(c, &got[0]);
-	th_assert_seq_run(&got[0], 0, 0, 100);
+	th_drain_events(c, &fx.got[0]);
+	th_assert_seq_run(&fx.got[0], 0, 0, 100);
 	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
-		unsigned int from = got[0].n;
+		unsigned int from = fx.got[0].n;
 
 		th_fixture_write_markers(&fx, seq, counts[i]);
-		th_drain_events(c, &got[0]);
-		th_assert_seq_run(&got[0], from, seq, counts[i]);
+		th_drain_events(c, &fx.got[0]);
+		th_assert_seq_run(&fx.got[0], from, seq, counts[i]);
 		seq += counts[i];
 	}
 	assert_int_equal(tracemap_cpu_stats(c, &st, sizeof(st)), 0);
@@ -389,8 +365,8 @@ static void test_follow_steps(void **state)
 	assert_int_equal(st.lost + st.lost_unknown + st.corrupt, 0);
 	/* nothing consumed: the kernel still has every event for trace */
 	assert_int_equal(th_cpu_stat(fx.inst, 0, "read events:"), 0);
-	th_trace_markers(fx.inst, "per_cpu/cpu0/trace", &got[1]);
-	th_assert_seq_run(&got[1], 0, 0, seq);
+	th_trace_markers(fx.inst, "per_cpu/cpu0/trace", &fx.got[1]);
+	th_assert_seq_run(&fx.got[1], 0, 0, seq);
 }
 
 /*
@@ -405,7 +381,7 @@ static unsigned int follow_live(unsigned int count, unsigned int rate, unsigned 
 	uint64_t deadline = th_now_ns() + 30ull * 1000000000ull;
 	struct tracemap_cpu_stats st;
 	struct tracemap_cpu *c;
-	struct th_events *g = &got[0];
+	struct th_events *g = &fx.got[0];
 	unsigned int gaps, since = 0;
 	struct tracemap_event ev;
 	int ret;
@@ -461,14 +437,14 @@ static void test_follow_live_lossless(void **state)
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		skip();
 	/* 6 MB of markers through a 3 MB ring: about 400 ms of slack at this rate */
-	new_instance(3072, 4);
+	th_fixture_new(&fx, 3072, 4);
 	assert_int_equal(follow_live(150000, 200000, 0, 0, &false_reports), 0);
-	assert_int_equal(got[0].n, 150000);
+	assert_int_equal(fx.got[0].n, 150000);
 	assert_int_equal(false_reports, 0);
 	/* the ring wrapped, so the trace has only the newest */
-	th_trace_markers(fx.inst, "per_cpu/cpu1/trace", &got[1]);
-	assert_true(got[1].n > 0 && got[1].n < 150000);
-	th_assert_seq_run(&got[1], 0, 150000 - got[1].n, got[1].n);
+	th_trace_markers(fx.inst, "per_cpu/cpu1/trace", &fx.got[1]);
+	assert_true(fx.got[1].n > 0 && fx.got[1].n < 150000);
+	th_assert_seq_run(&fx.got[1], 0, 150000 - fx.got[1].n, fx.got[1].n);
 }
 
 /*
@@ -484,7 +460,7 @@ static void test_follow_live_gaps(void **state)
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		skip();
 	for (i = 0; i < 2 * sizeof(every) / sizeof(every[0]); i++) {
-		new_instance(16, 4);
+		th_fixture_new(&fx, 16, 4);
 		ring = (tracemap_cpu_nr_subbufs(open_reader(1, TRACEMAP_MODE_SNAPSHOT)) - 1) *
 		       th_markers_per_subbuf(4);
 		/* twice the ring, or two thirds of it */
@@ -495,7 +471,7 @@ static void test_follow_live_gaps(void **state)
 		total += gaps;
 		fr += false_reports;
 	}
-	drop_instance();
+	th_fixture_drop(&fx);
 	printf("follow behind a lapping writer: %u gaps reported, %u loss reports without a gap\n",
 	       total, fr);
 }

@@ -47,7 +47,6 @@ static struct th_fixture fx = TH_FIXTURE(TAG);
 static struct tracemap_stream *stream;
 static struct th_events got;
 static struct delivery cb;
-static cpu_set_t saved_cpus;
 
 /* ------------------------------------------------------------- fixture */
 
@@ -68,14 +67,14 @@ static void drop_instance(void)
 
 static int setup(void **state)
 {
-	sched_getaffinity(0, sizeof(saved_cpus), &saved_cpus);
+	th_save_affinity();
 	return 0;
 }
 
 static int teardown(void **state)
 {
 	drop_instance();
-	sched_setaffinity(0, sizeof(saved_cpus), &saved_cpus);
+	th_restore_affinity();
 	return 0;
 }
 
