@@ -5,7 +5,7 @@ set -e
 
 PKGS="make gcc clang pkg-config libclang-rt-14-dev
 libtraceevent-dev libtracefs-dev libtracecmd-dev trace-cmd
-libkshark-dev kernelshark libjson-c-dev libcmocka-dev"
+libkshark-dev kernelshark libjson-c-dev libcmocka-dev procps"
 
 missing=
 for p in $PKGS; do
