@@ -38,6 +38,26 @@ tl_require_root() {
 	[ -d "$TL_TRACEFS/instances" ] || tl_skip "tracefs is not mounted at $TL_TRACEFS"
 }
 
+# tl_require_tracemap: TM is the tracemap command under test (TRACEMAP
+# overrides the build tree's), and it is built.
+tl_require_tracemap() {
+	TM=${TRACEMAP:-$PWD/build/tracemap}
+	[ -x "$TM" ] || tl_fail "$TM is not built: run make"
+}
+
+# tl_wait TIMEOUT_S COMMAND...: run COMMAND every 50 ms until it succeeds;
+# returns 1 when TIMEOUT_S seconds passed first.
+tl_wait() {
+	_end=$(( $(date +%s) + $1 )); shift
+	while ! "$@"; do
+		[ "$(date +%s)" -lt "$_end" ] || return 1
+		sleep 0.05
+	done
+}
+
+# tl_file_is FILE VALUE: FILE holds VALUE (a condition for tl_wait)
+tl_file_is() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
+
 # tl_instance TAG [buffer_kb]: create a uniquely named instance, print its name.
 tl_instance() {
 	name="tmtest-$1-$$-$(date +%s%N | tail -c 7)"
@@ -50,6 +70,13 @@ tl_instance() {
 
 # Register an instance created by someone else (e.g. trace-cmd -B) for cleanup.
 tl_track_instance() { TL_INSTANCES="$TL_INSTANCES $1"; }
+
+# tl_instance_state IDIR: what a tool must leave as it found it in the
+# instance directory IDIR: every event's enable file, buffer_percent, tracing_on.
+tl_instance_state() {
+	grep -H . "$1"/events/*/*/enable "$1"/events/*/enable "$1/buffer_percent" \
+		"$1/tracing_on" 2>/dev/null
+}
 
 # tl_markers INSTANCE CPU FIRST COUNT: write "seq=N" markers pinned to CPU.
 tl_markers() {

@@ -5,19 +5,14 @@
 # tracing_on stay as they were, and no private instance is left behind.
 . "$(dirname "$0")/../lib.sh"
 tl_require_root
-TM=${TRACEMAP:-$PWD/build/tracemap}
-[ -x "$TM" ] || tl_fail "$TM is not built: run make"
+tl_require_tracemap
 cd "$TL_TMP" || exit 1
 
 inst=$(tl_instance st)
 idir=$TL_TRACEFS/instances/$inst
 echo 37 > "$idir/buffer_percent"
 echo 1 > "$idir/events/sched/sched_wakeup/enable"
-state() {
-	grep -H . "$idir"/events/*/*/enable "$idir"/events/*/enable "$idir/buffer_percent" \
-		"$idir/tracing_on" 2>/dev/null
-}
-state > before.txt
+tl_instance_state "$idir" > before.txt
 
 # a CPU this machine does not have, as a mask
 ncpu=$(ls -d "$TL_TRACEFS"/per_cpu/cpu* | wc -l)
@@ -37,7 +32,7 @@ fails() {
 	grep -q -- "$pattern" err.txt || { cat err.txt; tl_fail "tracemap $*: no '$pattern' on stderr"; }
 	[ -s out.txt ] && tl_fail "tracemap $* wrote to stdout: $(head -2 out.txt)"
 	[ -d "$TL_TRACEFS/instances/tracemap-$pid" ] && tl_fail "tracemap $* left tracemap-$pid"
-	state > after.txt
+	tl_instance_state "$idir" > after.txt
 	diff -u before.txt after.txt || tl_fail "tracemap $* changed the instance"
 }
 

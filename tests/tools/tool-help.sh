@@ -3,9 +3,8 @@
 # `tracemap --help` matches Documentation/tracemap.1.txt: the same synopsis
 # lines, and the same set of options in the help and in OPTIONS.
 . "$(dirname "$0")/../lib.sh"
-TM=${TRACEMAP:-$PWD/build/tracemap}
+tl_require_tracemap
 PAGE=${TRACEMAP_PAGE:-$PWD/Documentation/tracemap.1.txt}
-[ -x "$TM" ] || tl_fail "$TM is not built: run make"
 [ -f "$PAGE" ] || tl_fail "no $PAGE"
 cd "$TL_TMP" || exit 1
 

@@ -8,8 +8,7 @@
 # padding) is kept in what is compared, and checked on every line.
 . "$(dirname "$0")/../lib.sh"
 tl_require_root
-TM=${TRACEMAP:-$PWD/build/tracemap}
-[ -x "$TM" ] || tl_fail "$TM is not built: run make"
+tl_require_tracemap
 command -v trace-cmd > /dev/null || tl_skip "trace-cmd is not installed"
 cd "$TL_TMP" || exit 1
 
@@ -33,26 +32,16 @@ inst=$(tl_instance st)
 idir=$TL_TRACEFS/instances/$inst
 export M="$idir/trace_marker"
 
-# wait_for COND_CMD...: poll a condition, bounded (10 s)
-wait_for() {
-	n=0
-	until "$@"; do
-		n=$((n + 1))
-		[ $n -gt 200 ] && return 1
-		sleep 0.05
-	done
-}
-enabled() { [ "$(cat "$idir/events/syscalls/sys_enter_umask/enable")" = 1 ]; }
-
 # 1. tracemap stream
 # shellcheck disable=SC2086
 "$TM" stream -B "$inst" $eopts > tm.txt 2> tm.err &
 tm=$!
 tl_bg $tm
-wait_for enabled || { cat tm.err; tl_fail "tracemap stream did not enable the events"; }
+tl_wait 10 tl_file_is "$idir/events/syscalls/sys_enter_umask/enable" 1 ||
+	{ cat tm.err; tl_fail "tracemap stream did not enable the events"; }
 sh -c "$W"
 [ $? -eq 3 ] || tl_fail "workload exit status"
-wait_for grep -q 'tracemap-cmp end' tm.txt || tl_fail "the workload's end marker never arrived"
+tl_wait 10 grep -q 'tracemap-cmp end' tm.txt || tl_fail "the workload's end marker never arrived"
 kill -INT $tm
 wait $tm || { cat tm.err; tl_fail "tracemap stream exited with $?"; }
 
@@ -60,7 +49,7 @@ wait $tm || { cat tm.err; tl_fail "tracemap stream exited with $?"; }
 "$TM" stream -B "$inst" -e sched:sched_switch > sw.txt 2> sw.err &
 tm=$!
 tl_bg $tm
-wait_for grep -q sched_switch sw.txt || { cat sw.err; tl_fail "no sched_switch line"; }
+tl_wait 10 grep -q sched_switch sw.txt || { cat sw.err; tl_fail "no sched_switch line"; }
 kill -INT $tm
 wait $tm || tl_fail "tracemap stream (sched_switch) exited with $?"
 grep 'sched_switch:' sw.txt | head -20 | grep -Evq \

@@ -6,19 +6,9 @@
 # changes nothing: the events stay in the buffer.
 . "$(dirname "$0")/../lib.sh"
 tl_require_root
-TM=${TRACEMAP:-$PWD/build/tracemap}
-[ -x "$TM" ] || tl_fail "$TM is not built: run make"
+tl_require_tracemap
 cd "$TL_TMP" || exit 1
 [ "$(ls -d "$TL_TRACEFS"/per_cpu/cpu* | wc -l)" -ge 2 ] || tl_skip "needs two CPUs"
-
-wait_for() {
-	n=0
-	until "$@"; do
-		n=$((n + 1))
-		[ $n -gt 200 ] && return 1
-		sleep 0.05
-	done
-}
 
 # row FILE CPU: "mmap subbuf_size subbufs entries overrun read unread" of that CPU
 row() { awk -v c="$2" '$1 == c && $2 ~ /^(yes|no)$/ { $1 = ""; print substr($0, 2) }' "$1"; }
@@ -51,7 +41,7 @@ cmp -s s1.txt s2.txt || { diff s1.txt s2.txt; tl_fail "tracemap stat changed the
 "$TM" stream -B "$inst" > out.txt 2> err.txt &
 tm=$!
 tl_bg $tm
-wait_for grep -q 'seq=28' out.txt || tl_fail "the stream did not deliver the markers"
+tl_wait 10 grep -q 'seq=28' out.txt || tl_fail "the stream did not deliver the markers"
 kill -INT $tm
 wait $tm || tl_fail "tracemap stream exited $?"
 "$TM" stat -B "$inst" > s3.txt || tl_fail "third tracemap stat failed"

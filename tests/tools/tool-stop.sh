@@ -6,25 +6,10 @@
 # there while it runs and gone afterwards. --raw prints one line per event.
 . "$(dirname "$0")/../lib.sh"
 tl_require_root
-TM=${TRACEMAP:-$PWD/build/tracemap}
-[ -x "$TM" ] || tl_fail "$TM is not built: run make"
+tl_require_tracemap
 cd "$TL_TMP" || exit 1
 
-wait_for() {
-	n=0
-	until "$@"; do
-		n=$((n + 1))
-		[ $n -gt 200 ] && return 1
-		sleep 0.05
-	done
-}
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# the instance's state: every event's enable file and buffer_percent
-state() {
-	grep -H . "$1"/events/*/*/enable "$1"/events/*/enable "$1/buffer_percent" \
-		"$1/tracing_on" 2>/dev/null
-}
 
 # stop_run SIGNAL OPTIONS...: stream, make events, stop, check.
 stop_run() {
@@ -34,7 +19,7 @@ stop_run() {
 	"$TM" stream -B "$inst" "$@" > out.txt 2> err.txt &
 	tm=$!
 	tl_bg $tm
-	wait_for sh -c "[ \"\$(cat $idir/events/sched/sched_switch/enable)\" = 1 ]" ||
+	tl_wait 10 tl_file_is "$idir/events/sched/sched_switch/enable" 1 ||
 		{ cat err.txt; tl_fail "the events were not enabled"; }
 	case " $* " in
 	*" --non-consuming "*) want=37 ;;	# follow mode leaves it alone
@@ -46,7 +31,7 @@ stop_run() {
 	tl_markers "$inst" 0 0 200
 	tl_markers "$inst" 1 200 200
 	# the last marker, unless a busy machine made the kernel overwrite it
-	wait_for grep -q 'seq=399' out.txt || tl_log "seq=399 did not arrive"
+	tl_wait 10 grep -q 'seq=399' out.txt || tl_log "seq=399 did not arrive"
 	t0=$(now_ms)
 	kill "-$sig" $tm
 	wait $tm
@@ -55,7 +40,7 @@ stop_run() {
 	[ $rc -eq 0 ] || { cat err.txt; tl_fail "tracemap stream $* exited $rc after SIG$sig"; }
 	tl_log "SIG$sig $*: stopped in $ms ms"
 	[ $ms -lt 1000 ] || tl_fail "stopping took $ms ms"
-	state "$idir" > after.txt
+	tl_instance_state "$idir" > after.txt
 	diff -u before.txt after.txt || tl_fail "SIG$sig $* left the instance changed"
 	grep -Eq '^ +all +[0-9]+ ' err.txt || { cat err.txt; tl_fail "no statistics on stderr"; }
 	grep -Eq '^ +1 +mmap +[0-9]+ ' err.txt || tl_fail "no statistics of cpu1"
@@ -78,7 +63,7 @@ idir=$TL_TRACEFS/instances/$inst
 # a state to keep: one event of the system enabled before, an odd watermark
 echo 37 > "$idir/buffer_percent"
 echo 1 > "$idir/events/sched/sched_wakeup/enable"
-state "$idir" > before.txt
+tl_instance_state "$idir" > before.txt
 
 stop_run INT -e sched
 stop_run TERM -e sched:sched_switch -e syscalls:sys_enter_umask
@@ -92,10 +77,10 @@ stop_run INT -e sched --watermark 50 --latency-ms 30
 "$TM" stream -B "$inst" -M 2 > out.txt 2> err.txt &
 tm=$!
 tl_bg $tm
-wait_for sh -c "[ \"\$(cat $idir/buffer_percent)\" = 0 ]" || tl_fail "-M 2: the stream did not start"
+tl_wait 10 tl_file_is "$idir/buffer_percent" 0 || tl_fail "-M 2: the stream did not start"
 tl_markers "$inst" 0 0 30
 tl_markers "$inst" 1 30 20
-wait_for grep -q 'seq=49' out.txt || tl_fail "-M 2: cpu1's markers did not arrive"
+tl_wait 10 grep -q 'seq=49' out.txt || tl_fail "-M 2: cpu1's markers did not arrive"
 kill -INT $tm
 wait $tm || tl_fail "-M 2: exited $?"
 [ "$(tl_seqs out.txt | tr '\n' ' ')" = "$(seq 30 49 | tr '\n' ' ')" ] ||
@@ -104,14 +89,14 @@ grep -Eq '^ +0 +mmap' err.txt && tl_fail "-M 2: statistics of cpu0"
 grep -Eq '^ +1 +mmap +[0-9]+ ' err.txt || { cat err.txt; tl_fail "-M 2: cpu1 statistics"; }
 [ "$(grep -c 'seq=' "$idir/per_cpu/cpu0/trace")" -eq 30 ] || tl_fail "-M 2 consumed cpu0"
 : > "$idir/trace"
-state "$idir" > after.txt
+tl_instance_state "$idir" > after.txt
 diff -u before.txt after.txt || tl_fail "-M 2 left the instance changed"
 
 # under load: a busy writer on both CPUs while streaming sched events
 "$TM" stream -B "$inst" -e sched > /dev/null 2> err.txt &
 tm=$!
 tl_bg $tm
-wait_for sh -c "[ \"\$(cat $idir/events/sched/sched_switch/enable)\" = 1 ]" ||
+tl_wait 10 tl_file_is "$idir/events/sched/sched_switch/enable" 1 ||
 	tl_fail "the events were not enabled"
 for c in 0 1; do
 	taskset -c $c sh -c 'while :; do echo load; done' > "$idir/trace_marker" &
@@ -125,7 +110,7 @@ ms=$(($(now_ms) - t0))
 for p in $TL_PIDS; do kill "$p" 2>/dev/null; done
 tl_log "SIGINT under load: stopped in $ms ms"
 [ $ms -lt 1000 ] || tl_fail "stopping under load took $ms ms"
-state "$idir" > after.txt
+tl_instance_state "$idir" > after.txt
 diff -u before.txt after.txt || tl_fail "the run under load left the instance changed"
 
 # no -B: a private instance, removed at exit; --raw: "[CPU] TS SIZE" per event
@@ -133,12 +118,12 @@ diff -u before.txt after.txt || tl_fail "the run under load left the instance ch
 tm=$!
 tl_bg $tm
 priv=$TL_TRACEFS/instances/tracemap-$tm
-wait_for test -d "$priv" || { cat err.txt; tl_fail "no private instance tracemap-$tm"; }
-wait_for grep -q "tracemap-$tm" err.txt || tl_fail "the private instance is not named on stderr"
+tl_wait 10 test -d "$priv" || { cat err.txt; tl_fail "no private instance tracemap-$tm"; }
+tl_wait 10 grep -q "tracemap-$tm" err.txt || tl_fail "the private instance is not named on stderr"
 [ "$(cat "$priv/buffer_percent")" = 0 ] || tl_fail "private instance: buffer_percent not 0"
 taskset -c 0 sh -c 'i=0; while [ $i -lt 50 ]; do echo "seq=$i"; i=$((i + 1)); done' > "$priv/trace_marker"
 taskset -c 1 sh -c 'i=50; while [ $i -lt 80 ]; do echo "seq=$i"; i=$((i + 1)); done' > "$priv/trace_marker"
-wait_for sh -c '[ $(wc -l < raw.txt) -ge 80 ]' || tl_fail "$(wc -l < raw.txt) raw lines, not 80"
+tl_wait 10 sh -c '[ $(wc -l < raw.txt) -ge 80 ]' || tl_fail "$(wc -l < raw.txt) raw lines, not 80"
 kill -TERM $tm
 wait $tm || { cat err.txt; tl_fail "tracemap stream --raw exited $?"; }
 [ ! -d "$priv" ] || tl_fail "the private instance tracemap-$tm was left behind"
