@@ -15,34 +15,22 @@ n=2000
 cd "$TL_TMP" || exit 1
 inst=$(tl_instance tc)
 tc_in_instance "$inst" true || tl_skip "cannot bind an instance in a private mount namespace"
-
-port_free() {
-	hex=$(printf '%04X' "$1")
-	! grep -q ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-port=
-for i in 1 2 3 4 5 6 7 8; do
-	p=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000 ))
-	port_free $p && { port=$p; break; }
-done
-[ -n "$port" ] || tl_skip "no free TCP port found"
+port=$(tc_free_port) || tl_skip "no free TCP port found"
 
 tc_in_instance_bg "$inst" "$TCM" --verbose --stats agent -N 127.0.0.1 -p $port > agent.log 2>&1
 apid=$!
 tl_bg $apid
-tc_wait 10 sh -c "grep -q ':$(printf '%04X' $port) 00000000:0000 0A' /proc/net/tcp" ||
+tl_wait 10 tc_port_listening $port ||
 	{ cat agent.log; tl_fail "trace-cmd agent did not listen on $port"; }
 
 tc_in_instance_bg "$inst" "$TCM" --verbose record -d --no-filter -o host.dat \
 	--tsync-interval -1 -A 127.0.0.1:$port -d --no-filter -p nop > host.log 2>&1
 hpid=$!
-tl_bg $hpid
-tc_wait_mapped agent.log 2
+# the agent's recorders map the buffers
+tc_recording $hpid agent.log
 tc_track_children $apid
-tc_track_children $hpid
 
-tc_markers "$inst" 0 0 $n
-tc_markers "$inst" 1 $n $n
+tc_markers_both "$inst" $n
 tc_stop $hpid INT
 grep ' pages (' agent.log | sed 's/^/# /'
 [ -f host-127.0.0.1.dat ] || { cat host.log agent.log; tl_fail "the host wrote no guest file"; }

@@ -11,23 +11,20 @@ n=3000
 cd "$TL_TMP" || exit 1
 mkdir listen || exit 1
 
-# a free high port: nothing listens on it (ss from iproute2, or /proc)
-port_free() {
-	hex=$(printf '%04X' "$1")
-	! grep -q ":$hex 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-port_listening() { ! port_free "$1"; }
-port=
-for i in 1 2 3 4 5 6 7 8; do
-	p=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000 ))
-	port_free $p && { port=$p; break; }
-done
-[ -n "$port" ] || tl_skip "no free TCP port found"
+port=$(tc_free_port) || tl_skip "no free TCP port found"
 
 "$TRACE_CMD" listen -p $port -d "$TL_TMP/listen" -o net > listen.log 2>&1 &
 lpid=$!
 tl_bg $lpid
-tc_wait 10 port_listening $port || { cat listen.log; tl_fail "trace-cmd listen did not listen on $port"; }
+tl_wait 10 tc_port_listening $port ||
+	{ cat listen.log; tl_fail "trace-cmd listen did not listen on $port"; }
+
+new_files() { ls listen | grep -v -x -F -f before.lst; }
+# the listener says "CPUn data recorded" per CPU while it writes the file,
+# then closes it and deletes its per-CPU temporary files (.cpuN)
+listener_done() {
+	tc_count_ge listen.log 'data recorded at' $((2 * clients)) && ! new_files | grep -qv '\.dat$'
+}
 
 # run_client PROTO N BUFFER_KB: record -N (TCP with -t) with N markers per CPU
 # and check the listener's new file.
@@ -35,17 +32,14 @@ run_client() {
 	inst=$(tl_instance tc "$3")
 	ls listen > before.lst
 	timeout 60 "$TCM" --verbose --stats record -d --no-filter -B "$inst" -N localhost:$port $4 \
-		-e syscalls:sys_enter_getppid \
-		sh -c "$(tc_workload 2 "$TC_MARKERS $inst 0 0 $2 & $TC_MARKERS $inst 1 $2 $2; wait")" > rec.log 2>&1
+		-e syscalls:sys_enter_getppid sh -c "$(tc_markers_workload "$inst" $2)" > rec.log 2>&1
 	[ $? -ne 124 ] || { cat rec.log; tl_fail "record -N ($1) did not finish within 60 s"; }
-	tc_count_ge rec.log ': mapped ' 2 || { cat rec.log; tl_fail "the plugin did not map both CPUs"; }
-	! grep -q 'through libtracefs' rec.log || { cat rec.log; tl_fail "the plugin fell back"; }
+	tc_expect_mapped rec.log 2
 
-	# the listener says "CPUn data recorded" per CPU once it has written the file
 	clients=$((clients + 1))
-	tc_wait 20 tc_count_ge listen.log 'data recorded at' $((2 * clients)) ||
+	tl_wait 20 listener_done ||
 		{ ls -l listen; cat listen.log; tl_fail "no complete file from the listener within 20 s"; }
-	f=listen/$(ls listen | grep -v -x -F -f before.lst | head -1)
+	f=listen/$(new_files | head -1)
 	[ -f "$f" ] || tl_fail "the listener wrote no new file"
 	grep " pages (" rec.log | sed "s/^/# /"
 	tc_report "$f" net.txt

@@ -16,9 +16,7 @@ inst=$(tl_instance tc 16)
 
 "$TCM" --verbose --stats record -d --no-filter -B "$inst" -p nop -o ov.dat > ov.log 2>&1 &
 pid=$!
-tl_bg $pid
-tc_wait_mapped ov.log 2
-tc_track_children $pid
+tc_recording $pid ov.log
 recorders=$(ps -o pid= --ppid $pid)
 
 # free running: the writer may or may not outrun the recorders

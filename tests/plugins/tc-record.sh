@@ -11,10 +11,8 @@ tc_require
 n=20000
 cd "$TL_TMP" || exit 1
 
-# the workload: markers plus one getppid() each, pinned, from both CPUs
-workload() {
-	tc_workload 2 "$TC_MARKERS -g $1 0 0 $n & $TC_MARKERS -g $1 1 $n $n; wait"
-}
+# the workload: markers plus one getppid() each (-g), pinned, from both CPUs
+workload() { tc_markers_workload "$1" $n -g; }
 
 # the workload's events, without pids and times: "[cpu] event: info"
 events_of() {
@@ -26,8 +24,7 @@ events_of() {
 inst=$(tl_instance tc)
 "$TCM" --verbose --stats record -d --no-filter -B "$inst" -e syscalls:sys_enter_getppid -o mm.dat \
 	sh -c "$(workload "$inst")" > mm.log 2>&1
-tc_count_ge mm.log ': mapped ' 2 || { cat mm.log; tl_fail "the plugin did not map both CPUs"; }
-! grep -q 'through libtracefs' mm.log || { cat mm.log; tl_fail "the plugin fell back"; }
+tc_expect_mapped mm.log 2
 grep ' pages (' mm.log | sed 's/^/# /'
 tc_report mm.dat mm.txt
 tc_expect_seqs mm.txt 0 $((2 * n))
@@ -66,11 +63,8 @@ inst3=$(tl_instance tc)
 "$TCM" --verbose record -d --no-filter -B "$inst3" -e syscalls:sys_enter_getppid -o sig.dat \
 	> sig.log 2>&1 &
 pid=$!
-tl_bg $pid
-tc_wait_mapped sig.log 2
-tc_track_children $pid
-tc_markers "$inst3" 0 0 $n
-tc_markers "$inst3" 1 $n $n
+tc_recording $pid sig.log
+tc_markers_both "$inst3" $n
 tc_stop $pid INT
 tc_report sig.dat sig.txt
 tc_expect_seqs sig.txt 0 $((2 * n))

@@ -14,12 +14,9 @@ inst=$(tl_instance tc)
 stdbuf -oL "$TCM" --verbose stream -d --no-filter -B "$inst" -e syscalls:sys_enter_getppid \
 	> out.txt 2> err.log &
 pid=$!
-tl_bg $pid
-tc_wait_mapped err.log 2
-tc_track_children $pid
-tc_markers "$inst" 0 0 $n
-tc_markers "$inst" 1 $n $n
-tc_wait 20 tc_count_ge out.txt 'seq=' $((2 * n)) ||
+tc_recording $pid err.log
+tc_markers_both "$inst" $n
+tl_wait 20 tc_count_ge out.txt 'seq=' $((2 * n)) ||
 	tl_fail "only $(grep -c seq= out.txt) of $((2 * n)) markers printed within 20 s"
 tc_dead $pid && tl_fail "the stream ended before SIGINT"
 cp out.txt live.txt
@@ -29,12 +26,12 @@ tl_log "all $((2 * n)) markers printed live"
 # the pipes (trace_stream_read(..., -1)); with every page already printed it
 # waits there for new data, and a second SIGINT ends that wait.
 kill -INT $pid
-if ! tc_wait 3 tc_dead $pid; then
+if ! tl_wait 3 tc_dead $pid; then
 	tl_log "trace-cmd waits for data after the first SIGINT: second SIGINT"
 	kill -INT $pid
 fi
 start=$(date +%s)
-tc_wait 5 tc_dead $pid || tl_fail "stream did not stop within 5 s of the second SIGINT"
+tl_wait 5 tc_dead $pid || tl_fail "stream did not stop within 5 s of the second SIGINT"
 wait $pid
 tl_log "stopped within $(( $(date +%s) - start + 1 )) s"
 tc_expect_seqs out.txt 0 $((2 * n))
