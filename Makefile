@@ -7,6 +7,7 @@
 #   make check           install missing packages, build with -Werror, run every test
 #   make bench           benchmarks (not tests)
 #   make run             the README's main job: tracemap stream on a private instance
+#   make doc             man pages (asciidoc + xmlto or asciidoctor)
 #   make install         PREFIX=/usr/local DESTDIR=
 #   make clean
 #   V=1                  show the commands
