@@ -158,6 +158,15 @@ static void check_exact(const struct th_events *g, unsigned int from, long first
 	}
 }
 
+/* Read @c dry into got[0]: exactly what check_exact() says came, from CPU 0 */
+static void drain_exact(struct tracemap_cpu *c, enum api api, long first, unsigned int count)
+{
+	unsigned int from = fx.got[0].n;
+
+	drain(c, api, &fx.got[0]);
+	check_exact(&fx.got[0], from, first, count, 0);
+}
+
 static void check_stats(struct tracemap_cpu *c, const struct params *p, uint64_t delivered,
 			uint64_t lost, uint64_t entries)
 {
@@ -252,11 +261,8 @@ static void test_counts_incremental(void **state)
 	th_fixture_new(&fx, 1024, p->subbuf_kb);
 	c = open_reader(0, p->flags);
 	for (i = 0; i < 5; i++) {
-		unsigned int from = fx.got[0].n;
-
 		th_fixture_write_markers(&fx, seq, counts[i]);
-		drain(c, p->api, &fx.got[0]);
-		check_exact(&fx.got[0], from, seq, counts[i], 0);
+		drain_exact(c, p->api, seq, counts[i]);
 		seq += counts[i];
 	}
 	check_exact(&fx.got[0], 0, 0, seq, 0);
@@ -451,7 +457,7 @@ static void test_overwrite_accounting(void **state)
 static void test_reset(void **state)
 {
 	const struct params *p = *state;
-	unsigned int pp = th_markers_per_subbuf(p->subbuf_kb), from;
+	unsigned int pp = th_markers_per_subbuf(p->subbuf_kb);
 	struct tracemap_cpu *c;
 
 	th_pin(0);
@@ -460,41 +466,30 @@ static void test_reset(void **state)
 
 	/* reader inside a partly written page; unread events discarded */
 	th_fixture_write_markers(&fx, 0, 30);
-	drain(c, p->api, &fx.got[0]);
-	check_exact(&fx.got[0], 0, 0, 30, 0);
+	drain_exact(c, p->api, 0, 30);
 	th_fixture_write_markers(&fx, 30, 20);
 	reset_buffer();
 	th_fixture_write_markers(&fx, 1000, 10);
-	from = fx.got[0].n;
-	drain(c, p->api, &fx.got[0]);
-	check_exact(&fx.got[0], from, 1000, 10, 0);
+	drain_exact(c, p->api, 1000, 10);
 
 	/* after the reset, more than before it: the kernel counters grow past ours */
 	th_fixture_write_markers(&fx, 2000, 3 * pp);
 	reset_buffer();
 	th_fixture_write_markers(&fx, 3000, 4 * pp + 3);
-	from = fx.got[0].n;
-	drain(c, p->api, &fx.got[0]);
-	check_exact(&fx.got[0], from, 3000, 4 * pp + 3, 0);
+	drain_exact(c, p->api, 3000, 4 * pp + 3);
 
 	/* a reset with nothing unread, then fewer events than the reader has seen */
 	reset_buffer();
 	th_fixture_write_markers(&fx, 5000, 5);
-	from = fx.got[0].n;
-	drain(c, p->api, &fx.got[0]);
-	check_exact(&fx.got[0], from, 5000, 5, 0);
+	drain_exact(c, p->api, 5000, 5);
 
 	/* a reset of an empty buffer, then the reader page fills exactly */
 	reset_buffer();
 	reset_buffer();
 	th_fixture_write_markers(&fx, 6000, pp);
-	from = fx.got[0].n;
-	drain(c, p->api, &fx.got[0]);
-	check_exact(&fx.got[0], from, 6000, pp, 0);
+	drain_exact(c, p->api, 6000, pp);
 	th_fixture_write_markers(&fx, 7000, 1);
-	from = fx.got[0].n;
-	drain(c, p->api, &fx.got[0]);
-	check_exact(&fx.got[0], from, 7000, 1, 0);
+	drain_exact(c, p->api, 7000, 1);
 }
 
 /*

@@ -57,10 +57,15 @@ static void drop_got(void)
 	cb.lost_cpu = -1;
 }
 
-static void drop_instance(void)
+static void close_stream(void)
 {
 	tracemap_stream_close(stream);
 	stream = NULL;
+}
+
+static void drop_instance(void)
+{
+	close_stream();
 	th_fixture_drop(&fx);
 	drop_got();
 }
@@ -546,30 +551,26 @@ static void test_buffer_percent_restored(void **state)
 
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
 	assert_int_equal(read_percent(), 0);
-	tracemap_stream_close(stream);
-	stream = NULL;
+	close_stream();
 	assert_int_equal(read_percent(), 37);
 
 	open_stream(0, 80, 0, TRACEMAP_MODE_CONSUME);
 	assert_int_equal(read_percent(), 80);
-	tracemap_stream_close(stream);
-	stream = NULL;
+	close_stream();
 	assert_int_equal(read_percent(), 37);
 
 	/* -1 leaves it alone */
 	open_stream(0, -1, 0, TRACEMAP_MODE_CONSUME);
 	assert_int_equal(read_percent(), 37);
 	set_percent(12);
-	tracemap_stream_close(stream);
-	stream = NULL;
+	close_stream();
 	assert_int_equal(read_percent(), 12);
 	set_percent(37);
 
 	/* follow mode does not consume and does not touch it */
 	open_stream(0, 0, 0, TRACEMAP_MODE_FOLLOW);
 	assert_int_equal(read_percent(), 37);
-	tracemap_stream_close(stream);
-	stream = NULL;
+	close_stream();
 
 	/* a failed open changes nothing: CPUs 2..7 do not exist here */
 	if (sysconf(_SC_NPROCESSORS_CONF) < 8) {
@@ -584,8 +585,7 @@ static void test_buffer_percent_restored(void **state)
 	cb.stop_after = 3;
 	assert_int_equal(tracemap_stream_poll(stream, 100), -42);
 	assert_int_equal(read_percent(), 0);
-	tracemap_stream_close(stream);
-	stream = NULL;
+	close_stream();
 	assert_int_equal(read_percent(), 37);
 }
 
@@ -733,8 +733,7 @@ static void test_follow(void **state)
 		assert_true(got.ev[i].ts >= got.ev[i - 1].ts);
 	stream_stats(0, &st);
 	assert_int_equal(st.get_reader, 0);
-	tracemap_stream_close(stream);
-	stream = NULL;
+	close_stream();
 
 	/* nothing was consumed: a consuming stream gets all of it again */
 	drop_got();
@@ -863,8 +862,7 @@ static void test_open_errors(void **state)
 	assert_int_equal(tracemap_stream_nr_cpus(stream), 1);
 	assert_int_equal(tracemap_cpu_id(tracemap_stream_cpu(stream, 0)), 0);
 	assert_null(tracemap_stream_cpu(stream, 1));
-	tracemap_stream_close(stream);
-	stream = NULL;
+	close_stream();
 	o.cpumask = NULL;
 
 	o.watermark = 101;
@@ -885,8 +883,7 @@ static void test_open_errors(void **state)
 	big.extra = 0;
 	stream = tracemap_stream_open(fx.inst, &big.o);
 	assert_non_null(stream);
-	tracemap_stream_close(stream);
-	stream = NULL;
+	close_stream();
 
 	/* nothing of it changed the instance */
 	assert_int_equal(read_percent(), 37);
