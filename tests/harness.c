@@ -244,18 +244,13 @@ int th_marker_open(const char *name, int raw)
 	return open(path, O_WRONLY | O_CLOEXEC);
 }
 
-int th_format_marker(char *buf, size_t size, unsigned int seq)
-{
-	return snprintf(buf, size, "seq=%08u cpu=%d", seq, sched_getcpu());
-}
-
 int th_write_marker(int fd, unsigned int seq)
 {
 	char buf[64];
 	ssize_t n;
 	int len;
 
-	len = th_format_marker(buf, sizeof(buf), seq);
+	len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d", seq, sched_getcpu());
 	n = write(fd, buf, len);
 	if (n < 0)
 		return -errno;

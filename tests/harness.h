@@ -69,9 +69,10 @@ uint64_t th_now_ns(void);
 
 /* Open <instance>/trace_marker (or trace_marker_raw when raw) for writing. */
 int th_marker_open(const char *name, int raw);
-/* Format marker @seq, stamped with the calling thread's CPU; returns its length. */
-int th_format_marker(char *buf, size_t size, unsigned int seq);
-/* Write marker @seq; returns 0 or -errno (-EIO for a short write). */
+/*
+ * Write marker @seq, stamped with the calling thread's CPU; returns 0 or
+ * -errno (-EIO for a short write).
+ */
 int th_write_marker(int fd, unsigned int seq);
 /* Write markers first..first+count-1; returns 0 or -errno. */
 int th_write_markers(int fd, unsigned int first, unsigned int count);
