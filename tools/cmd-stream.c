@@ -608,8 +608,50 @@ static bool stop_requested(int sfd)
 }
 
 /* Returns 0 when stopped by a signal or a closed output, -1 on an error. */
-static int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy)
+/*
+ * Output goes out at once to a terminal; to a file or pipe it is held in
+ * stdio's buffer for at most the latency bound, so a slow trickle of
+ * events does not cost one write() per wakeup.
+ */
+struct flusher {
+	uint64_t held_since;	/* 0: nothing held */
+	uint64_t max_ns;
+	bool eager;
+};
+
+/* Returns non-zero when the output is gone (EPIPE). */
+static int flush_output(struct flusher *f, int delivered)
 {
+	uint64_t now;
+
+	if (delivered > 0 && !f->held_since)
+		f->held_since = now_ns();
+	if (!f->held_since)
+		return 0;
+	now = now_ns();
+	if (!f->eager && now - f->held_since < f->max_ns)
+		return 0;
+	f->held_since = 0;
+	return fflush(stdout);
+}
+
+/* epoll_wait() timeout: until held output is due, else forever */
+static int flush_timeout(const struct flusher *f)
+{
+	uint64_t due, now;
+
+	if (!f->held_since)
+		return -1;
+	due = f->held_since + f->max_ns;
+	now = now_ns();
+	return now >= due ? 0 : (int)((due - now + 999999) / 1000000);
+}
+
+static int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy,
+		       int latency_ms)
+{
+	struct flusher f = { .max_ns = (uint64_t)latency_ms * 1000000,
+			     .eager = isatty(STDOUT_FILENO) };
 	struct epoll_event e, evs[2];
 	unsigned int rounds = 0;
 	int ep, ret, n, i;
@@ -622,8 +664,8 @@ static int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bo
 				return 0;
 			if (ret < 0)
 				goto fail;
-			if (ret > 0)
-				fflush(stdout);
+			if (flush_output(&f, ret))
+				return 0;
 			if ((ret == 0 || ++rounds % BUSY_CHECK_EVERY == 0) && stop_requested(sfd))
 				stop = true;
 		}
@@ -644,9 +686,11 @@ static int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bo
 		goto fail;
 	}
 	while (!stop) {
-		n = epoll_wait(ep, evs, 2, -1);
+		n = epoll_wait(ep, evs, 2, flush_timeout(&f));
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n == 0 && flush_output(&f, 0))
+			stop = true;
 		if (n < 0) {
 			ret = -errno;
 			close(ep);
@@ -658,7 +702,7 @@ static int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bo
 				continue;
 			}
 			ret = tracemap_stream_consume(s);
-			if (ret == -EPIPE || p->stop || fflush(stdout)) {
+			if (ret == -EPIPE || p->stop || flush_output(&f, ret)) {
 				stop = true;
 				continue;
 			}
@@ -898,7 +942,7 @@ int cmd_stream(int argc, char **argv)
 		setvbuf(stdout, NULL, _IOFBF, STDOUT_BUF);
 	start = now_ns();
 	p.sfd = sfd;
-	ret = stream_loop(s, &p, sfd, o.busy) ? 1 : 0;
+	ret = stream_loop(s, &p, sfd, o.busy, o.latency_ms) ? 1 : 0;
 	p.sfd = -1;
 
 	/* stop: the events first, then what is left in the buffers */
