@@ -59,6 +59,7 @@
 #define TCM_DEAD	0x646d6d70u	/* closed; the shell stays for late signal handlers */
 #define MAX_OBJECTS	1024
 #define BATCH_PAGES	16		/* pages per write(): one 64 KiB splice's worth */
+#define STOP_WRITE_MS	200		/* after stop: the longest wait for room in a pipe */
 
 /* ------------------------------------------------------------ options */
 
@@ -98,6 +99,7 @@ struct tcm_stats {
 	unsigned long long waits;	/* blocking waits */
 	unsigned long long flush_calls;	/* tracefs_cpu_flush_write() calls */
 	unsigned long long deferred_flushes; /* ... that came in the middle of producing */
+	unsigned long long abandoned;	/* pages a stopped reader of our pipe never took */
 };
 
 struct tcm {
@@ -525,11 +527,12 @@ static void print_stats(struct tcm *t)
 	if (tracemap_cpu_stats(t->c, &s, sizeof(s)))
 		return;
 	say("%s: %llu pages (%llu flushed early) %llu bytes in %llu writes; lost %llu events%s; "
-	    "%llu GET_READER, %llu waits, %llu flush calls (%llu deferred); kernel: %llu entries, "
-	    "%llu overrun", t->label, t->st.pages, t->st.flushed, t->st.bytes, t->st.writes,
+	    "%llu GET_READER, %llu waits, %llu flush calls (%llu deferred); %llu pages not taken "
+	    "after stop; kernel: %llu entries, %llu overrun", t->label, t->st.pages, t->st.flushed,
+	    t->st.bytes, t->st.writes,
 	    (unsigned long long)s.lost, s.lost_unknown ? " plus gaps of unknown size" : "",
 	    (unsigned long long)s.get_reader, t->st.waits, t->st.flush_calls,
-	    t->st.deferred_flushes,
+	    t->st.deferred_flushes, t->st.abandoned,
 	    (unsigned long long)s.kernel_entries, (unsigned long long)s.kernel_overrun);
 }
 
@@ -639,16 +642,37 @@ static bool is_dgram(struct tcm *t, int wfd)
 	return t->out_dgram;
 }
 
+/*
+ * After stop, trace-cmd stream's parent reads the pipes only until one round
+ * finds nothing, then waits for the recorders: a final flush that fills the
+ * pipe after that would block forever (stock trace-cmd hangs there). So once
+ * stopped, a pipe gets page-sized (atomic) writes, each only when it has room
+ * within STOP_WRITE_MS; pages nobody takes are counted and dropped.
+ */
+static bool bounded_output(const struct tcm *t, int wfd)
+{
+	struct stat st;
+
+	return t->stopped && !fstat(wfd, &st) && S_ISFIFO(st.st_mode);
+}
+
 /* Write all of @len bytes; the pages are already consumed from the buffer. */
 static int write_all(struct tcm *t, int wfd, const unsigned char *buf, size_t len)
 {
 	struct pollfd p = { .fd = wfd, .events = POLLOUT };
 	size_t done = 0, chunk = len;
+	bool bounded;
 	ssize_t n;
 
-	if (is_dgram(t, wfd))
+	bounded = bounded_output(t, wfd);
+	if (bounded || is_dgram(t, wfd))
 		chunk = t->subbuf;
 	while (done < len) {
+		if (bounded && poll(&p, 1, STOP_WRITE_MS) == 0) {
+			t->st.abandoned += (len - done) / t->subbuf;
+			errno = EPIPE;
+			return -1;
+		}
 		n = write(wfd, buf + done, chunk < len - done ? chunk : len - done);
 		if (n > 0) {
 			done += n;
