@@ -31,6 +31,7 @@
 #define CMDLINE_RELOAD_NS	(100 * 1000000ULL)	/* saved_cmdlines: tasks known gone */
 #define CMDLINE_RELOAD_MIN_NS	(1000000ULL)		/* ... a task new and gone */
 #define BUSY_CHECK_EVERY	256			/* busy-poll: rounds per signal check */
+#define ROUND_GAP_NS		200000			/* at most 5000 rounds a second */
 #define NR_GONE			64
 #define STOP_CHECK_EVERY	4096			/* events per signal check in a round */
 #define STDOUT_BUF		(1 << 20)
@@ -653,6 +654,7 @@ static int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bo
 	struct flusher f = { .max_ns = (uint64_t)latency_ms * 1000000,
 			     .eager = isatty(STDOUT_FILENO) };
 	struct epoll_event e, evs[2];
+	uint64_t now, last_round = 0;
 	unsigned int rounds = 0;
 	int ep, ret, n, i;
 	bool stop = false;
@@ -686,6 +688,17 @@ static int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bo
 		goto fail;
 	}
 	while (!stop) {
+		/*
+		 * Wake-up moderation: at most one round every ROUND_GAP_NS. A
+		 * trickle of events (watermark 0) would otherwise cost a
+		 * wake-up and a GET_READER per CPU for every event or two.
+		 */
+		now = now_ns();
+		if (now - last_round < ROUND_GAP_NS) {
+			struct timespec ts = { .tv_nsec = ROUND_GAP_NS - (now - last_round) };
+
+			nanosleep(&ts, NULL);
+		}
 		n = epoll_wait(ep, evs, 2, flush_timeout(&f));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -701,6 +714,7 @@ static int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bo
 				stop = true;
 				continue;
 			}
+			last_round = now_ns();
 			ret = tracemap_stream_consume(s);
 			if (ret == -EPIPE || p->stop || flush_output(&f, ret)) {
 				stop = true;
