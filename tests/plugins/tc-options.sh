@@ -115,7 +115,10 @@ fi
 # 8. 8 KiB sub-buffers: one warning per CPU saying why, then libtracefs
 inst=$(tl_instance tc)
 if echo 8 > "$TL_TRACEFS/instances/$inst/buffer_subbuf_size_kb" 2>/dev/null; then
-	"$TCM" record -d --no-filter -B "$inst" -p nop -o sb.dat true > sb.log 2>&1
+	# the command waits for both recorders: a CPU whose recorder starts after
+	# a short command ended never opens its buffer (trace-cmd 3.1.6)
+	"$TCM" record -d --no-filter -B "$inst" -p nop -o sb.dat sh -c "$(tc_workload 2 true)" \
+		> sb.log 2>&1
 	w=$(grep -c 'sub-buffers of 8192 bytes, but trace-cmd reads 4096-byte pages' sb.log)
 	[ "$w" -eq 2 ] && [ "$(grep -c '^trace-cmd-mmap: ' sb.log)" -eq 2 ] ||
 		{ cat sb.log; tl_fail "expected exactly one fallback warning per CPU"; }
