@@ -3,29 +3,31 @@
 # bench/run-bench.sh loops over consumers, rates and repetitions.
 
 BENCH_O		:= $(O)/bench
-BENCH_COMMON	:= bench/common.c bench/bench.h
+# The private instances come from tests/tracefs-instance.c (cmocka-free).
+BENCH_COMMON	:= bench/common.c bench/bench.h tests/tracefs-instance.c tests/tracefs-instance.h
+BENCH_COMMON_C	:= bench/common.c tests/tracefs-instance.c
 TRACECMD_CFLAGS	:= $(call pkg_flags,libtracecmd,cflags)
 TRACECMD_LIBS	:= $(call pkg_flags,libtracecmd,libs)
 
 # The stream consumer is built once lib/stream.c exists (issue 3).
-BENCH_CFLAGS	:= -Ibench -Ilib $(TEP_CFLAGS) $(TFS_CFLAGS) \
+BENCH_CFLAGS	:= -Ibench -Itests -Ilib $(TEP_CFLAGS) $(TFS_CFLAGS) \
 		   $(if $(wildcard lib/stream.c),-DBN_HAVE_STREAM)
 
 $(BENCH_O)/tm-load: bench/tm-load.c $(BENCH_COMMON)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) -o $@ $< bench/common.c
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) -o $@ $< $(BENCH_COMMON_C)
 
 $(BENCH_O)/tm-consume: bench/tm-consume.c $(BENCH_COMMON) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) -o $@ $< bench/common.c \
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) -o $@ $< $(BENCH_COMMON_C) \
 		$(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
 
 $(BENCH_O)/tm-bench: bench/tm-bench.c $(BENCH_COMMON)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) $(TRACECMD_CFLAGS) -o $@ $< \
-		bench/common.c $(TRACECMD_LIBS) $(TFS_LIBS) $(TEP_LIBS)
+		$(BENCH_COMMON_C) $(TRACECMD_LIBS) $(TFS_LIBS) $(TEP_LIBS)
 
 BENCH_DEPS	+= $(BENCH_O)/tm-load $(BENCH_O)/tm-consume $(BENCH_O)/tm-bench

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
 /*
  * Shared pieces of the benchmark programs: the marker payload, the paced
- * load generator, private instances, CPU pinning, sequence accounting.
+ * load generator, private instances (tests/tracefs-instance.h), CPU pinning, sequence accounting.
  * Not part of the library; see bench/README.md.
  */
 #ifndef _TRACEMAP_BENCH_H
@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+#include "tracefs-instance.h"
 
 /*
  * What the load generator writes to trace_marker_raw. The kernel stores the
@@ -42,18 +44,13 @@ static inline uint64_t bn_now(void)
 const char *bn_tracefs(void);
 
 /*
- * Create the private instance "tmtest-bn-<pid>-<n>" with @buffer_kb per CPU;
- * it is removed by bn_instance_remove(), at exit, or on INT/TERM/HUP.
- * Returns the name or NULL with a message.
+ * Create the private instance "tmtest-bn-<pid>-<n>" with @buffer_kb per CPU
+ * (exits when tracefs is not mounted); see ti_instance_create(). Remove it
+ * with ti_instance_remove(); ti_on_signal() runs a function before a signal
+ * removes it. Returns the name or NULL with a message.
  */
 const char *bn_instance_create(int buffer_kb);
-void bn_instance_remove(const char *name);
-/* Run @fn first when a fatal signal removes the instances (kill children). */
-void bn_on_signal(void (*fn)(void));
-/* "<tracefs>/instances/<name>/<file>" */
-void bn_instance_path(char *buf, size_t size, const char *name, const char *file);
-int bn_instance_write(const char *name, const char *file, const char *val);
-/* Read a file of the instance; returns bytes read or -errno. */
+/* Read a file of the instance into @buf (truncated to fit); bytes read or -errno */
 int bn_instance_read(const char *name, const char *file, char *buf, size_t size);
 /* A "name: value" line of per_cpu/cpuN/stats, or -1 */
 long long bn_cpu_stat(const char *name, int cpu, const char *key);

@@ -5,172 +5,41 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
 
-#define MAX_INSTANCES	4
-
-static char instances[MAX_INSTANCES][80];
-static char tracefs_dir[64];
-
 const char *bn_tracefs(void)
 {
-	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char path[128];
-	size_t i;
+	const char *dir = ti_tracefs();
 
-	if (tracefs_dir[0])
-		return tracefs_dir;
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(path, sizeof(path), "%s/instances", dirs[i]);
-		if (!access(path, W_OK)) {
-			snprintf(tracefs_dir, sizeof(tracefs_dir), "%s", dirs[i]);
-			return tracefs_dir;
-		}
+	if (!dir) {
+		fprintf(stderr, "tracefs is not mounted or not writable: run as root and "
+			"'mount -t tracefs nodev /sys/kernel/tracing'\n");
+		exit(1);
 	}
-	fprintf(stderr, "tracefs is not mounted or not writable: run as root and "
-		"'mount -t tracefs nodev /sys/kernel/tracing'\n");
-	exit(1);
-}
-
-void bn_instance_path(char *buf, size_t size, const char *name, const char *file)
-{
-	snprintf(buf, size, "%s/instances/%s/%s", bn_tracefs(), name, file);
-}
-
-static void remove_dir(const char *name)
-{
-	char path[256];
-	int i;
-
-	snprintf(path, sizeof(path), "%s/instances/%s", tracefs_dir, name);
-	/* EBUSY while a reader still holds a file or mapping: give it 2 s */
-	for (i = 0; i < 100 && rmdir(path) && errno == EBUSY; i++)
-		usleep(20000);
-}
-
-static void cleanup_all(void)
-{
-	int i;
-
-	for (i = 0; i < MAX_INSTANCES; i++) {
-		if (instances[i][0]) {
-			remove_dir(instances[i]);
-			instances[i][0] = '\0';
-		}
-	}
-}
-
-static void (*signal_hook)(void);
-
-void bn_on_signal(void (*fn)(void))
-{
-	signal_hook = fn;
-}
-
-static void cleanup_signal(int sig)
-{
-	if (signal_hook)
-		signal_hook();
-	cleanup_all();
-	signal(sig, SIG_DFL);
-	raise(sig);
+	return dir;
 }
 
 const char *bn_instance_create(int buffer_kb)
 {
-	static unsigned int seq;
-	static bool installed;
-	char path[256], val[32];
-	int i;
-
 	bn_tracefs();
-	if (!installed) {
-		atexit(cleanup_all);
-		signal(SIGINT, cleanup_signal);
-		signal(SIGTERM, cleanup_signal);
-		signal(SIGHUP, cleanup_signal);
-		installed = true;
-	}
-	for (i = 0; i < MAX_INSTANCES && instances[i][0]; i++)
-		;
-	if (i == MAX_INSTANCES)
-		return NULL;
-	snprintf(instances[i], sizeof(instances[i]), "tmtest-bn-%d-%u", (int)getpid(), seq++);
-	snprintf(path, sizeof(path), "%s/instances/%s", tracefs_dir, instances[i]);
-	if (mkdir(path, 0755)) {
-		fprintf(stderr, "cannot create instance %s: %s\n", path, strerror(errno));
-		instances[i][0] = '\0';
-		return NULL;
-	}
-	if (buffer_kb > 0) {
-		snprintf(val, sizeof(val), "%d", buffer_kb);
-		if (bn_instance_write(instances[i], "buffer_size_kb", val)) {
-			fprintf(stderr, "cannot set buffer_size_kb of %s: %s\n", path,
-				strerror(errno));
-			remove_dir(instances[i]);
-			instances[i][0] = '\0';
-			return NULL;
-		}
-	}
-	return instances[i];
-}
-
-void bn_instance_remove(const char *name)
-{
-	int i;
-
-	for (i = 0; i < MAX_INSTANCES; i++) {
-		if (instances[i][0] && !strcmp(instances[i], name)) {
-			remove_dir(instances[i]);
-			instances[i][0] = '\0';
-		}
-	}
-}
-
-int bn_instance_write(const char *name, const char *file, const char *val)
-{
-	char path[256];
-	ssize_t n;
-	int fd, e;
-
-	bn_instance_path(path, sizeof(path), name, file);
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, val, strlen(val));
-	e = errno;
-	close(fd);
-	if (n != (ssize_t)strlen(val)) {
-		errno = n < 0 ? e : EIO;
-		return -errno;
-	}
-	return 0;
+	return ti_instance_create("bn", buffer_kb, 0);
 }
 
 int bn_instance_read(const char *name, const char *file, char *buf, size_t size)
 {
-	char path[256];
-	ssize_t n;
-	int fd, e;
+	char *txt = ti_instance_read(name, file);
+	int n;
 
-	bn_instance_path(path, sizeof(path), name, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!txt)
 		return -errno;
-	n = read(fd, buf, size - 1);
-	e = errno;
-	close(fd);
-	if (n < 0)
-		return -e;
-	buf[n] = '\0';
-	return n;
+	n = snprintf(buf, size, "%s", txt);
+	free(txt);
+	return n < (int)size ? n : (int)size - 1;
 }
 
 long long bn_cpu_stat(const char *name, int cpu, const char *key)
@@ -208,7 +77,7 @@ int bn_load_open(const char *instance)
 	char path[256];
 	int fd;
 
-	bn_instance_path(path, sizeof(path), instance, "trace_marker_raw");
+	ti_path(path, sizeof(path), instance, "trace_marker_raw");
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		fprintf(stderr, "cannot open %s: %s\n", path, strerror(errno));

@@ -791,13 +791,13 @@ int main(int argc, char **argv)
 	clk_tck = sysconf(_SC_CLK_TCK);
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1))
 		die("cannot become a child subreaper");
-	bn_on_signal(kill_group);
+	ti_on_signal(kill_group);
 	instance = bn_instance_create(o.buffer_kb);
 	if (!instance)
 		return 1;
 
 	run(&o, &r);
-	bn_instance_remove(instance);
+	ti_instance_remove(instance);
 
 	missing = r.written > r.unique ? r.written - r.unique : 0;
 	printf("name=%s rate=%llu rep=%d written=%llu achieved=%.0f failed=%llu delivered=%llu "

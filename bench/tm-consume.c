@@ -187,7 +187,7 @@ static int probe_defaults(void)
 	if (bn_instance_read(inst, "buffer_percent", val, sizeof(val)) <= 0)
 		return 1;
 	tracemap_stream_close(s);
-	bn_instance_remove(inst);
+	ti_instance_remove(inst);
 	printf("watermark=%d\n", atoi(val));
 	return 0;
 }
@@ -217,13 +217,13 @@ static int set_watermark(struct cons *c, char *old, size_t size)
 	if (bn_instance_read(c->inst, "buffer_percent", old, size) < 0)
 		old[0] = '\0';
 	snprintf(val, sizeof(val), "%d", c->watermark);
-	return bn_instance_write(c->inst, "buffer_percent", val);
+	return ti_instance_write(c->inst, "buffer_percent", val);
 }
 
 static void restore_watermark(struct cons *c, const char *old)
 {
 	if (old[0])
-		bn_instance_write(c->inst, "buffer_percent", old);
+		ti_instance_write(c->inst, "buffer_percent", old);
 }
 
 static int open_cpus(struct cons *c, int *fds, int n, int flags)
@@ -233,7 +233,7 @@ static int open_cpus(struct cons *c, int *fds, int n, int flags)
 
 	for (i = 0; i < n; i++) {
 		snprintf(file, sizeof(file), "per_cpu/cpu%d/trace_pipe_raw", i);
-		bn_instance_path(path, sizeof(path), c->inst, file);
+		ti_path(path, sizeof(path), c->inst, file);
 		fds[i] = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | flags);
 		if (fds[i] < 0) {
 			fprintf(stderr, "cannot open %s: %s\n", path, strerror(errno));

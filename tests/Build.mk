@@ -4,7 +4,9 @@
 # bounded fuzzing. All run through tests/run-tests.sh.
 
 TEST_CFLAGS	:= -Itests -Ilib $(TEP_CFLAGS)
-TEST_HARNESS	:= tests/harness.c
+# tracefs-instance.[ch] holds the private instances (shared with bench/)
+TEST_HARNESS	:= tests/harness.c tests/tracefs-instance.c
+TEST_HARNESS_H	:= tests/harness.h tests/tracefs-instance.h
 
 UNIT_TESTS	:= $(patsubst %.c,$(O)/%,$(wildcard tests/unit/*.c))
 KERNEL_TESTS	:= $(patsubst %.c,$(O)/%,$(wildcard tests/kernel/*.c))
@@ -14,13 +16,13 @@ SCRIPT_TESTS	:= $(sort $(wildcard tests/plugins/*.sh tests/tools/*.sh))
 SAN_FLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_TESTS	:= $(addsuffix -san,$(UNIT_TESTS) $(KERNEL_TESTS))
 
-$(O)/tests/%: tests/%.c $(TEST_HARNESS) tests/harness.h tests/sbuf-encode.[ch] $(LIB_A)
+$(O)/tests/%: tests/%.c $(TEST_HARNESS) $(TEST_HARNESS_H) tests/sbuf-encode.[ch] $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_HARNESS) tests/sbuf-encode.c \
 		$(LIB_A) $(CMOCKA_LIBS) $(TEP_LIBS) -lpthread
 
-$(O)/tests/%-san: tests/%.c $(TEST_HARNESS) tests/harness.h tests/sbuf-encode.[ch] $(LIB_SRCS) lib/*.h
+$(O)/tests/%-san: tests/%.c $(TEST_HARNESS) $(TEST_HARNESS_H) tests/sbuf-encode.[ch] $(LIB_SRCS) lib/*.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(TEST_CFLAGS) -o $@ $< \

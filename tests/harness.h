@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
 /*
  * Shared helpers of the C tests: private tracefs instances that are removed
- * even when a test fails or is killed, marker writers and a writer thread,
+ * even when a test fails or is killed (tracefs-instance.h), marker writers and a writer thread,
  * CPU pinning, collecting and checking the markers a reader delivers, and
  * the fixture of the kernel tests that ties these together.
  */
@@ -17,11 +17,15 @@
 #include <cmocka.h>
 
 #include "tracemap.h"
+#include "tracefs-instance.h"
 
 #define TEST_SKIP	77
 
 /* tracefs mount point, or NULL (then kernel tests skip) */
-const char *th_tracefs(void);
+static inline const char *th_tracefs(void)
+{
+	return ti_tracefs();
+}
 
 /*
  * Exit 77 with the reason unless this kernel can map trace_pipe_raw in a
@@ -30,18 +34,28 @@ const char *th_tracefs(void);
 void th_require_mmap(void);
 
 /*
- * Create instance "tmtest-<tag>-<pid>-<n>" with @buffer_kb per CPU (0: keep
- * the default) and @subbuf_kb sub-buffers (0: keep). Removed by
- * th_instance_remove() or, whatever happens, at exit or on a fatal signal.
- * Returns the name (static storage per instance slot).
+ * ti_instance_create() (instance "tmtest-<tag>-<pid>-<n>"), which also
+ * removes it when the test crashes or times out: on SIGSEGV, SIGABRT,
+ * SIGBUS and SIGALRM besides exit, SIGINT, SIGTERM and SIGHUP.
  */
 const char *th_instance_create(const char *tag, int buffer_kb, int subbuf_kb);
-void th_instance_remove(const char *name);
+
+static inline void th_instance_remove(const char *name)
+{
+	ti_instance_remove(name);
+}
 
 /* Write @val to <instance>/<file>; returns 0 or -errno. */
-int th_instance_write(const char *name, const char *file, const char *val);
+static inline int th_instance_write(const char *name, const char *file, const char *val)
+{
+	return ti_instance_write(name, file, val);
+}
+
 /* Read <instance>/<file> into a malloc'ed string; NULL on error. */
-char *th_instance_read(const char *name, const char *file);
+static inline char *th_instance_read(const char *name, const char *file)
+{
+	return ti_instance_read(name, file);
+}
 
 /*
  * The value after @stat (e.g. "overrun:") in <instance>/per_cpu/cpu<cpu>/stats;

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Private tracefs instances shared by the tests and the benchmarks (see
+ * tracefs-instance.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tracefs-instance.h"
+
+/*
+ * Each slot holds the instance's full path, formatted when it is created,
+ * so that the signal handler only calls rmdir() and nanosleep(); its name
+ * starts at name_off. An empty path is a free slot.
+ */
+static char instances[TI_MAX_INSTANCES][384];
+static size_t name_off;
+static char tracefs_dir[256];
+static void (*signal_hook)(void);
+
+const char *ti_tracefs(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[300];
+	size_t i;
+
+	if (tracefs_dir[0])
+		return tracefs_dir;
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/instances", dirs[i]);
+		if (!access(path, W_OK)) {
+			snprintf(tracefs_dir, sizeof(tracefs_dir), "%s", dirs[i]);
+			name_off = strlen(path) + 1;
+			return tracefs_dir;
+		}
+	}
+	return NULL;
+}
+
+void ti_path(char *buf, size_t size, const char *name, const char *file)
+{
+	snprintf(buf, size, "%s/instances/%s/%s", tracefs_dir, name, file);
+}
+
+static void remove_slot(int i)
+{
+	const struct timespec ts = { .tv_nsec = 20000000 };
+	int n;
+
+	/* rmdir is EBUSY while a reader still holds a file or mapping: give it 2 s */
+	for (n = 0; n < 100 && rmdir(instances[i]) && errno == EBUSY; n++)
+		nanosleep(&ts, NULL);
+	instances[i][0] = '\0';
+}
+
+static void cleanup_all(void)
+{
+	int i;
+
+	for (i = 0; i < TI_MAX_INSTANCES; i++)
+		if (instances[i][0])
+			remove_slot(i);
+}
+
+static void cleanup_signal(int sig)
+{
+	int e = errno;
+
+	if (signal_hook)
+		signal_hook();
+	cleanup_all();
+	signal(sig, SIG_DFL);
+	raise(sig);
+	errno = e;
+}
+
+void ti_on_signal(void (*fn)(void))
+{
+	signal_hook = fn;
+}
+
+static void install_cleanup(void)
+{
+	static int installed;
+
+	if (installed)
+		return;
+	installed = 1;
+	atexit(cleanup_all);
+	signal(SIGINT, cleanup_signal);
+	signal(SIGTERM, cleanup_signal);
+	signal(SIGHUP, cleanup_signal);
+}
+
+void ti_remove_on_signal(int sig)
+{
+	install_cleanup();
+	signal(sig, cleanup_signal);
+}
+
+int ti_instance_write(const char *name, const char *file, const char *val)
+{
+	size_t len = strlen(val);
+	char path[512];
+	ssize_t n;
+	int fd, e;
+
+	ti_path(path, sizeof(path), name, file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, len);
+	e = errno;
+	close(fd);
+	if (n != (ssize_t)len) {
+		errno = n < 0 ? e : EIO;
+		return -errno;
+	}
+	return 0;
+}
+
+char *ti_instance_read(const char *name, const char *file)
+{
+	size_t cap = 4096, len = 0;
+	char path[512], *buf, *nb;
+	ssize_t n;
+	int fd, e = 0;
+
+	ti_path(path, sizeof(path), name, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	buf = malloc(cap);
+	while (buf) {
+		if (len + 1 >= cap) {
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0) {
+			e = errno;
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		if (!n)
+			break;
+		len += n;
+	}
+	if (!buf && !e)
+		e = ENOMEM;
+	close(fd);
+	if (!buf) {
+		errno = e;
+		return NULL;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+const char *ti_instance_create(const char *tag, int buffer_kb, int subbuf_kb)
+{
+	static unsigned int seq;
+	const struct {
+		const char *file;
+		int kb;
+	} set[] = { { "buffer_subbuf_size_kb", subbuf_kb }, { "buffer_size_kb", buffer_kb } };
+	const char *name;
+	char val[32];
+	size_t k;
+	int i, ret;
+
+	if (!ti_tracefs()) {
+		fprintf(stderr, "tracefs is not mounted or not writable: run as root and "
+			"'mount -t tracefs nodev /sys/kernel/tracing'\n");
+		errno = ENOENT;
+		return NULL;
+	}
+	install_cleanup();
+	for (i = 0; i < TI_MAX_INSTANCES && instances[i][0]; i++)
+		;
+	if (i == TI_MAX_INSTANCES) {
+		fprintf(stderr, "cannot create instance: already %d of this program; remove "
+			"one first\n", TI_MAX_INSTANCES);
+		errno = EMFILE;
+		return NULL;
+	}
+	snprintf(instances[i], sizeof(instances[i]), "%s/instances/tmtest-%s-%d-%u", tracefs_dir,
+		 tag, (int)getpid(), seq++);
+	name = instances[i] + name_off;
+	if (mkdir(instances[i], 0755)) {
+		ret = errno;
+		fprintf(stderr, "cannot create instance %s: %s\n", instances[i], strerror(ret));
+		instances[i][0] = '\0';
+		errno = ret;
+		return NULL;
+	}
+	/* the sub-buffer size first, then the buffer size in those sub-buffers */
+	for (k = 0; k < sizeof(set) / sizeof(set[0]); k++) {
+		if (set[k].kb <= 0)
+			continue;
+		snprintf(val, sizeof(val), "%d", set[k].kb);
+		ret = ti_instance_write(name, set[k].file, val);
+		if (ret)
+			goto fail;
+	}
+	return name;
+fail:
+	fprintf(stderr, "cannot set %s of %s to %s: %s\n", set[k].file, instances[i], val,
+		strerror(-ret));
+	remove_slot(i);
+	errno = -ret;
+	return NULL;
+}
+
+void ti_instance_remove(const char *name)
+{
+	int i;
+
+	for (i = 0; i < TI_MAX_INSTANCES; i++)
+		if (instances[i][0] && !strcmp(instances[i] + name_off, name))
+			remove_slot(i);
+}
