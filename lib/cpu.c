@@ -1101,3 +1101,13 @@ uint64_t tm_cpu_regions(const struct tracemap_cpu *c)
 {
 	return c->st.pages;
 }
+
+unsigned int tm_cpu_region_id(const struct tracemap_cpu *c)
+{
+	return c->region.id;
+}
+
+bool tm_cpu_region_left(const struct tracemap_cpu *c)
+{
+	return c->have_region && c->ev_walk.off < c->ev_walk.end;
+}

@@ -36,6 +36,16 @@
 #define MIN_ROUND_REGIONS	64	/* regions one CPU may hand out per round */
 #define MAX_CORRUPT_RETRIES	16
 #define WAKEUP_BACKOFF_NS	1000000
+/*
+ * tracemap_stream_poll() starts a round at most this often. At watermark 0
+ * the kernel wakes the reader for every event, and a round started at once
+ * delivers one to three of them for a GET_READER, an epoll_wait and a
+ * wakeup each. Letting events gather for 200 us costs at most that much
+ * latency and a fraction of the CPU per event. A round that starts later
+ * than this after the previous one (the first after an idle time, or after
+ * a long round) does not wait.
+ */
+#define MIN_ROUND_NS		200000
 
 struct scpu {
 	struct tracemap_cpu *c;
@@ -45,8 +55,11 @@ struct scpu {
 	uint64_t regions;		/* the reader's region count after the last call */
 	uint64_t round_regions;		/* regions fetched in the current round */
 	uint64_t wake_round;		/* last round counted as a wakeup */
+	unsigned int region_id;		/* sub-buffer id of the last region fetched */
 	int cpu;
 	bool has;
+	bool region_seen;		/* region_id is set */
+	bool chased;			/* the writer is on the reader page: no new region this round */
 	bool lost_told;			/* on_lost was called for the pending event */
 };
 
@@ -66,6 +79,7 @@ struct tracemap_stream {
 	uint64_t op;			/* calls into the readers, in program order */
 	uint64_t round;			/* delivery rounds: each consume, each wakeup */
 	uint64_t round_op;		/* op at the start of the current round */
+	uint64_t round_ns;		/* poll: start of its last round (CLOCK_MONOTONIC) */
 	uint64_t budget;		/* regions per CPU per round */
 	uint64_t last_ts;		/* newest time delivered (ordered) */
 	struct scpu *run;		/* ordered: the CPU of the last event ... */
@@ -330,8 +344,10 @@ static void new_round(struct tracemap_stream *s)
 	s->round_op = s->op;
 	s->drained = false;
 	s->stalled = false;
-	for (i = 0; i < s->nr; i++)
+	for (i = 0; i < s->nr; i++) {
 		s->cpus[i].round_regions = 0;
+		s->cpus[i].chased = false;
+	}
 }
 
 struct tracemap_stream *tracemap_stream_open(const char *instance,
@@ -491,8 +507,19 @@ int tracemap_stream_epoll_fd(const struct tracemap_stream *s)
 
 /* ------------------------------------------------------------ merging */
 
+/*
+ * Chase limit: a region that continues the sub-buffer of the previous one
+ * means the writer is on the reader page, and every further GET_READER in
+ * this round would hand out the one to three events written meanwhile, each
+ * for a call that costs per event in the kernel. Such a CPU delivers the rest
+ * of that region and then waits for the next round, like a CPU out of
+ * budget: it is not "found empty" (the writer may have moved on to the next
+ * sub-buffer since), so the merge stalls on it and the round ends stalled.
+ */
 static bool has_budget(const struct tracemap_stream *s, const struct scpu *sc)
 {
+	if (sc->chased && !tm_cpu_region_left(sc->c))
+		return false;
 	return sc->round_regions < s->budget;
 }
 
@@ -501,6 +528,7 @@ static int fetch(struct tracemap_stream *s, struct scpu *sc)
 {
 	uint64_t op = ++s->op, regions;
 	int ret, tries = 0;
+	unsigned int id;
 
 	do {
 		/* -EBADMSG: counted by the reader, which skips to the next region */
@@ -512,6 +540,11 @@ static int fetch(struct tracemap_stream *s, struct scpu *sc)
 		sc->round_regions += regions - sc->regions;
 		sc->regions = regions;
 		sc->region_op = op;
+		id = tm_cpu_region_id(sc->c);
+		if (sc->region_seen && id == sc->region_id)
+			sc->chased = true;
+		sc->region_id = id;
+		sc->region_seen = true;
 		if (sc->wake_round != s->round) {
 			sc->wake_round = s->round;
 			tm_cpu_count_wakeup(sc->c);
@@ -788,6 +821,24 @@ static int wait_until(struct tracemap_stream *s, uint64_t deadline)
 	return ret;
 }
 
+/* Sleep until MIN_ROUND_NS after the start of the last round, at most until @deadline. */
+static void moderate(struct tracemap_stream *s, uint64_t deadline)
+{
+	uint64_t now = tm_now_ns(), until = s->round_ns + MIN_ROUND_NS;
+	struct timespec ts;
+
+	if (until > deadline)
+		until = deadline;
+	if (now < until) {
+		ts.tv_sec = until / 1000000000ULL;
+		ts.tv_nsec = until % 1000000000ULL;
+		/* EINTR: a signal for the caller, the round goes ahead */
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		now = tm_now_ns();
+	}
+	s->round_ns = now;
+}
+
 static uint64_t deadline_of(int timeout_ms)
 {
 	return timeout_ms < 0 ? UINT64_MAX : tm_now_ns() + (uint64_t)timeout_ms * 1000000;
@@ -818,6 +869,7 @@ int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 	for (;;) {
 		/* after a round that found every CPU empty, only a wakeup brings news */
 		if (!s->drained) {
+			moderate(s, deadline);
 			ret = run_round(s);
 			if (ret)
 				return ret;

@@ -102,5 +102,9 @@ void tm_cpu_count_wakeup(struct tracemap_cpu *c);
 void tm_cpu_count_late(struct tracemap_cpu *c);
 /* Regions handed out so far: a stream sees from it whether a call fetched new data. */
 uint64_t tm_cpu_regions(const struct tracemap_cpu *c);
+/* The sub-buffer id of the region tracemap_cpu_next_event() walks (read backend: a counter). */
+unsigned int tm_cpu_region_id(const struct tracemap_cpu *c);
+/* tracemap_cpu_next_event() still has bytes of its current region to walk: no call into the kernel. */
+bool tm_cpu_region_left(const struct tracemap_cpu *c);
 
 #endif /* _TRACEMAP_LOCAL_H */
