@@ -515,10 +515,12 @@ int tracemap_stream_epoll_fd(const struct tracemap_stream *s)
  * of that region and then waits for the next round, like a CPU out of
  * budget: it is not "found empty" (the writer may have moved on to the next
  * sub-buffer since), so the merge stalls on it and the round ends stalled.
+ * Only at watermark 0 (no tick): above it the kernel wakes in batches and a
+ * round drains up to the writer as before.
  */
 static bool has_budget(const struct tracemap_stream *s, const struct scpu *sc)
 {
-	if (sc->chased && !tm_cpu_region_left(sc->c))
+	if (sc->chased && s->timerfd < 0 && !tm_cpu_region_left(sc->c))
 		return false;
 	return sc->round_regions < s->budget;
 }
@@ -826,6 +828,10 @@ static void moderate(struct tracemap_stream *s, uint64_t deadline)
 {
 	uint64_t now = tm_now_ns(), until = s->round_ns + MIN_ROUND_NS;
 	struct timespec ts;
+
+	/* with a tick (watermark > 0) the kernel already wakes in batches */
+	if (s->timerfd >= 0)
+		return;
 
 	if (until > deadline)
 		until = deadline;
