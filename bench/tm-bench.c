@@ -104,6 +104,33 @@ static void die(const char *msg)
 
 static long clk_tck;
 
+/*
+ * If /proc/@pid is a process of group @pgid, its stat line in @buf and a
+ * pointer to the ')' that ends its name (the fields follow); else NULL.
+ */
+static char *group_member_stat(const char *pid, pid_t pgid, char *buf, size_t size)
+{
+	char path[288], *p;
+	ssize_t n;
+	int fd, pgrp;
+
+	if (pid[0] < '1' || pid[0] > '9')
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %d", &pgrp) != 1 || pgrp != pgid)
+		return NULL;
+	return p;
+}
+
 /* CPU ns of every live process of the group plus what they already reaped */
 static uint64_t group_cpu_ns(pid_t pgid)
 {
@@ -118,23 +145,12 @@ static uint64_t group_cpu_ns(pid_t pgid)
 		char path[288], buf[1024], *p;
 		unsigned long long cut, cst;
 		struct dirent *t;
-		int fd, pgrp, i;
 		ssize_t n;
 		DIR *task;
+		int fd, i;
 
-		if (d->d_name[0] < '1' || d->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		p = strrchr(buf, ')');
-		if (!p || sscanf(p + 2, "%*c %*d %d", &pgrp) != 1 || pgrp != pgid)
+		p = group_member_stat(d->d_name, pgid, buf, sizeof(buf));
+		if (!p)
 			continue;
 		/* fields 16, 17: cutime, cstime (ticks) of reaped children */
 		for (i = 0; i < 13 && p; i++)
@@ -210,22 +226,9 @@ static int group_open_cpus(pid_t pgid, int nr_cpus)
 		char path[300], buf[512], *p;
 		struct dirent *f;
 		ssize_t len;
-		int fd, pgrp;
 		DIR *fds;
 
-		if (d->d_name[0] < '1' || d->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%s/stat", d->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
-		p = strrchr(buf, ')');
-		if (!p || sscanf(p + 2, "%*c %*d %d", &pgrp) != 1 || pgrp != pgid)
+		if (!group_member_stat(d->d_name, pgid, buf, sizeof(buf)))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%s/fd", d->d_name);
 		fds = opendir(path);
