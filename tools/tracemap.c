@@ -139,6 +139,8 @@ int main(int argc, char **argv)
 		return cmd_stat(argc - 1, argv + 1);
 	if (!strcmp(cmd, "snapshot"))
 		return cmd_snapshot(argc - 1, argv + 1);
-	tool_err("unknown command '%s': use stream, snapshot or stat (tracemap --help)", cmd);
+	if (!strcmp(cmd, "flight"))
+		return cmd_flight(argc - 1, argv + 1);
+	tool_err("unknown command '%s': use stream, snapshot, flight or stat (tracemap --help)", cmd);
 	return 1;
 }
