@@ -46,9 +46,11 @@ tl_log "marker trigger: markers 0..999 once and in order, then the trigger"
 if [ -x "$TC_KSHARK" ]; then
 	"$TC_KSHARK" m/trace-1.dat > ks.txt || tl_fail "libkshark could not load m/trace-1.dat"
 	set -- $(cat ks.txt)
+	# libkshark makes one entry for each drop mark
 	lines=$(grep -vc '^cpus=' m1.txt)
-	[ "$4" -eq "$lines" ] && [ "$6" -eq 1000 ] ||
-		tl_fail "libkshark: $(cat ks.txt), the report has $lines events and 1000 markers"
+	drops=$(grep -c 'EVENTS DROPPED' m1.txt)
+	[ "$4" -eq "$lines" ] && [ "$6" -eq 1000 ] && [ "$8" -eq "$drops" ] ||
+		tl_fail "libkshark: $(cat ks.txt), the report has $lines lines, $drops drop marks and 1000 markers"
 fi
 
 kill -USR1 $FL_PID
