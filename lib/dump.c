@@ -22,6 +22,7 @@ struct tracemap_dump {
 	char *tracefs;
 	char *instance;			/* NULL: the top-level buffer */
 	char *clock;			/* the instance's trace clock */
+	bool as_top;			/* TRACEMAP_DUMP_AS_TOP */
 	char *cmdlines;			/* saved_cmdlines as of the copy */
 	size_t cmdlines_len;
 	unsigned int subbuf_size;
@@ -224,9 +225,9 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	ret = copy_opts(&o, opts);
 	if (ret)
 		goto fail;
-	if (o.flags) {
-		tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_opts.flags %#x: no flags are defined, "
-		       "pass 0", o.flags);
+	if (o.flags & ~TRACEMAP_DUMP_AS_TOP) {
+		tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_opts.flags %#x: unknown flags, "
+		       "pass 0 or TRACEMAP_DUMP_AS_TOP", o.flags);
 		ret = tm_err(EINVAL);
 		goto fail;
 	}
@@ -257,6 +258,7 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	readers = calloc(n, sizeof(*readers));
 	d->tracefs = strdup(tfs);
 	d->instance = instance && *instance ? strdup(instance) : NULL;
+	d->as_top = o.flags & TRACEMAP_DUMP_AS_TOP;
 	if (!d->cpus || !readers || !d->tracefs || (instance && *instance && !d->instance)) {
 		ret = tm_err(ENOMEM);
 		goto fail;
@@ -369,7 +371,7 @@ int tracemap_dump_write(struct tracemap_dump *d, int fd)
 						    .nr_pages = d->cpus[i].nr_pages };
 	t = (struct tm_tracedat){
 		.tracefs = d->tracefs,
-		.instance = d->instance,
+		.instance = d->as_top ? NULL : d->instance,
 		.clock = d->clock,
 		.cmdlines = d->cmdlines,
 		.cmdlines_len = d->cmdlines_len,
