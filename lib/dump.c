@@ -243,15 +243,9 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		ret = tm_err(ENOMEM);
 		goto fail;
 	}
-	ret = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
-	if (ret)
-		goto fail;
-	for (i = n = 0; i < TM_MAX_CPUS; i++)
-		n += set[i];
-	if (!n) {
-		tm_log(TRACEMAP_LOG_ERROR, "no CPU to dump: give a CPU mask with at least one "
-		       "online CPU");
-		ret = tm_err(ENXIO);
+	n = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
+	if (n < 0) {
+		ret = n;
 		goto fail;
 	}
 	d->cpus = calloc(n, sizeof(*d->cpus));

@@ -95,7 +95,8 @@ int tm_instance_dir(const char *tracefs, const char *instance, char *buf, size_t
 
 /*
  * set[cpu] for each CPU of the hex @mask (tracing_cpumask syntax), or for
- * every online CPU when @mask is NULL. Returns 0 or -errno after a message.
+ * every online CPU when @mask is NULL. Returns how many (> 0), or -errno
+ * after a message.
  */
 int tm_select_cpus(const char *mask, const char *idir, bool *set, int max);
 

@@ -14,12 +14,8 @@
 #   it without a dump;
 # - with only the signal trigger the recorder does not wake up while idle;
 # - bad arguments fail before anything is changed.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../plugins/tc-common.shlib"
 . "$(dirname "$0")/flight.shlib"
-tl_require_tracemap
-tc_require
-cd "$TL_TMP" || exit 1
+fl_require
 
 inst=$(tl_instance fl)
 idir=$TL_TRACEFS/instances/$inst
