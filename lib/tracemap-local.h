@@ -105,6 +105,15 @@ int tm_write_file(const char *path, const char *val);
 
 uint64_t tm_now_ns(void);
 
+/*
+ * Memory for copies of whole rings: anonymous pages, huge where the kernel
+ * allows, so that the first write into a fresh copy takes a fault per 2 MiB
+ * instead of per 4 KiB (the faults, not memcpy, dominate a fresh copy).
+ * Free with the same size.
+ */
+void *tm_pages_alloc(size_t size);
+void tm_pages_free(void *p, size_t size);
+
 /* ------------------------------------------------------------ trace.dat */
 
 struct tm_tracedat_cpu {
