@@ -189,7 +189,11 @@ static int select_cpus(const char *mask, const char *idir, bool *set, int max)
 			break;
 		set[cpu] = true;
 	}
-	return cpu ? 0 : tm_err(ENXIO);
+	if (cpu)
+		return 0;
+	tm_log(TRACEMAP_LOG_ERROR, "no CPU found in /sys/devices/system/cpu/online nor in "
+	       "%s/per_cpu: give a CPU mask", idir);
+	return tm_err(ENXIO);
 }
 
 /* ---------------------------------------------------------- watermark */
@@ -223,8 +227,10 @@ static int set_watermark(struct tracemap_stream *s, const char *idir, int waterm
 		return old;
 	}
 	s->percent_path = strdup(path);
-	if (!s->percent_path)
+	if (!s->percent_path) {
+		tm_log(TRACEMAP_LOG_ERROR, "stream: out of memory");
 		return tm_err(ENOMEM);
+	}
 	if (watermark < 0)
 		return old;
 	if (old != watermark) {
@@ -380,6 +386,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	set = calloc(MAX_MASK_CPUS, sizeof(*set));
 	s = calloc(1, sizeof(*s));
 	if (!set || !s) {
+		tm_log(TRACEMAP_LOG_ERROR, "stream: out of memory");
 		ret = tm_err(ENOMEM);
 		goto fail;
 	}
@@ -404,6 +411,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	}
 	s->cpus = calloc(n, sizeof(*s->cpus));
 	if (!s->cpus) {
+		tm_log(TRACEMAP_LOG_ERROR, "stream: out of memory");
 		ret = tm_err(ENOMEM);
 		goto fail;
 	}
@@ -439,8 +447,11 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 		}
 	}
 	ret = setup_wakeups(s, watermark, latency);
-	if (ret)
+	if (ret) {
+		tm_log(TRACEMAP_LOG_ERROR, "stream: cannot set up the wake-ups (epoll, eventfd, "
+		       "timerfd): %s", strerror(-ret));
 		goto fail;
+	}
 	new_round(s);
 	free(set);
 	return s;

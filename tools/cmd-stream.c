@@ -201,7 +201,7 @@ int cmd_stream(int argc, char **argv)
 	struct printer p;
 	int sfd = -1, ret = 1;
 	bool private = false, printer_ok = false;
-	char pname[64];
+	char pname[64], idir[4096];
 	const char *tfs, *iname;
 	uint64_t start;
 	sigset_t sigs;
@@ -218,9 +218,13 @@ int cmd_stream(int argc, char **argv)
 	if (!o.specs || parse_args(argc, argv, &o))
 		goto out;
 	tfs = tool_tracefs();
-	if (!tfs ||
-	    tool_instance_check(o.instance, ", or leave out -B to stream a private instance"))
+	if (!tfs)
 		goto out;
+	if (tool_instance_dir(o.instance, idir, sizeof(idir))) {
+		if (o.instance && *o.instance)
+			tool_err("(without -B, tracemap streams a private instance)");
+		goto out;
+	}
 	if (events_resolve(tfs, o.specs, o.nr_specs, &events))
 		goto out;
 
@@ -266,13 +270,10 @@ int cmd_stream(int argc, char **argv)
 	so.on_lost = printer_on_lost;
 	so.ctx = &p;
 	so.tracefs_dir = tfs;
+	/* a failure is explained by the library (libtracemap-print(3)) */
 	s = tracemap_stream_open(iname, &so);
-	if (!s) {
-		if (errno != ENXIO && errno != EINVAL && errno != ENODEV)
-			tool_err("cannot stream %s: %s", iname ? iname : "the top-level buffer",
-				 strerror(errno));
+	if (!s)
 		goto out;
-	}
 	if (events_enable(inst, &events))
 		goto out;
 

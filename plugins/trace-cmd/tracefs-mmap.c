@@ -360,30 +360,6 @@ static bool called_from_libtracefs(const void *caller)
 	return real.base && dladdr(caller, &info) && info.dli_fbase == real.base;
 }
 
-/* Sub-buffer size libtracefs (and so trace-cmd) assumes: top-level events/header_page. */
-static int expected_subbuf(const char *tracefs)
-{
-	char path[PATH_MAX], buf[1024];
-	unsigned int off, size;
-	const char *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return getpagesize();
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return getpagesize();
-	buf[n] = '\0';
-	p = strstr(buf, "field: char data;");
-	if (!p || sscanf(p, "field: char data;\toffset:%u;\tsize:%u;", &off, &size) != 2)
-		return getpagesize();
-	return off + size;
-}
-
 /* ------------------------------------------------------------ open/close */
 
 /* Everything but the shell; a handler that comes late sees a dead object. */
@@ -475,7 +451,8 @@ EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, i
 	}
 
 	t->subbuf = tracemap_cpu_subbuf_size(t->c);
-	expect = expected_subbuf(dir ? dir : "/sys/kernel/tracing");
+	/* the page size libtracefs (and so trace-cmd) assumes: top-level events/header_page */
+	expect = tracemap_header_subbuf_size(dir);
 	if (t->subbuf != expect) {
 		snprintf(why, sizeof(why), "sub-buffers of %d bytes, but trace-cmd reads %d-byte "
 			 "pages (events/header_page)", t->subbuf, expect);
