@@ -166,6 +166,17 @@ TRACEMAP_API void tracemap_event_to_record(const struct tracemap_event *ev, stru
 TRACEMAP_API int tracemap_cpu_read_page(struct tracemap_cpu *c, void *buf, size_t size,
 					unsigned int flags);
 
+/* tracemap_cpu_wait() results */
+#define TRACEMAP_WAIT_DATA		1 /* the reader may have data: read it */
+#define TRACEMAP_WAIT_EXTRA		2 /* the caller's other descriptor is readable */
+
+/*
+ * Wait for @c's descriptor or @extra_fd (-1: none) up to @timeout_ms (-1: no
+ * limit), with the library's empty-wakeup back-off. Returns TRACEMAP_WAIT_*,
+ * 0 on timeout or -errno.
+ */
+TRACEMAP_API int tracemap_cpu_wait(struct tracemap_cpu *c, int extra_fd, int timeout_ms);
+
 /* CLOCK_MONOTONIC ns at which the oldest held-back partial page started, 0 if none */
 TRACEMAP_API uint64_t tracemap_cpu_pending_since(const struct tracemap_cpu *c);
 
@@ -217,6 +228,7 @@ typedef int (*tracemap_lost_fn)(void *ctx, int cpu, long long lost);
 
 /* tracemap_stream_opts.flags */
 #define TRACEMAP_STREAM_UNORDERED	(1u << 0) /* fill-priority draining, no time merge */
+#define TRACEMAP_STREAM_BUSY_POLL	(1u << 1) /* no call sleeps: the caller spins on consume */
 
 struct tracemap_stream_opts {
 	size_t sz;			/* sizeof(struct tracemap_stream_opts) */

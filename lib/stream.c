@@ -35,17 +35,6 @@
 #define MAX_MASK_CPUS		8192
 #define MIN_ROUND_REGIONS	64	/* regions one CPU may hand out per round */
 #define MAX_CORRUPT_RETRIES	16
-#define WAKEUP_BACKOFF_NS	1000000
-/*
- * tracemap_stream_poll() starts a round at most this often. At watermark 0
- * the kernel wakes the reader for every event, and a round started at once
- * delivers one to three of them for a GET_READER, an epoll_wait and a
- * wakeup each. Letting events gather for 200 us costs at most that much
- * latency and a fraction of the CPU per event. A round that starts later
- * than this after the previous one (the first after an idle time, or after
- * a long round) does not wait.
- */
-#define MIN_ROUND_NS		200000
 
 struct scpu {
 	struct tracemap_cpu *c;
@@ -79,7 +68,7 @@ struct tracemap_stream {
 	uint64_t op;			/* calls into the readers, in program order */
 	uint64_t round;			/* delivery rounds: each consume, each wakeup */
 	uint64_t round_op;		/* op at the start of the current round */
-	uint64_t round_ns;		/* poll: start of its last round (CLOCK_MONOTONIC) */
+	struct tm_wake wake;		/* the wake-up policy (wake.c) */
 	uint64_t budget;		/* regions per CPU per round */
 	uint64_t last_ts;		/* newest time delivered (ordered) */
 	struct scpu *run;		/* ordered: the CPU of the last event ... */
@@ -89,7 +78,6 @@ struct tracemap_stream {
 	bool drained;			/* the last round found every CPU empty */
 	bool stalled;			/* the last round ended on the budget */
 	bool kicked;			/* kickfd holds a count */
-	unsigned int empty_wakeups;	/* wakeups in a row that delivered nothing */
 
 	char *percent_path;
 	int old_percent;		/* buffer_percent to restore, -1: untouched */
@@ -368,7 +356,8 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 
 	if (tm_opts_copy(&o, sizeof(o), opts, TM_STREAM_OPTS_MIN_SZ, "tracemap_stream_opts"))
 		return NULL;
-	if (o.mode > TRACEMAP_MODE_FOLLOW || (o.flags & ~TRACEMAP_STREAM_UNORDERED) ||
+	if (o.mode > TRACEMAP_MODE_FOLLOW ||
+	    (o.flags & ~(TRACEMAP_STREAM_UNORDERED | TRACEMAP_STREAM_BUSY_POLL)) ||
 	    o.watermark > 100) {
 		tm_log(TRACEMAP_LOG_ERROR, "stream: invalid options (mode %d, flags %#x, "
 		       "watermark %d)", o.mode, o.flags, o.watermark);
@@ -770,7 +759,7 @@ static int run_round(struct tracemap_stream *s)
 			n++;
 	}
 	if (n)
-		s->empty_wakeups = 0;
+		tm_wake_data(&s->wake);
 	if (ret < 0)
 		return ret;
 	if (s->stalled)
@@ -784,18 +773,10 @@ static int run_round(struct tracemap_stream *s)
  */
 static int wait_until(struct tracemap_stream *s, uint64_t deadline)
 {
-	static const struct timespec backoff = { .tv_nsec = WAKEUP_BACKOFF_NS };
 	struct epoll_event evs[8];
 	int timeout = -1, ret;
 	uint64_t now;
 
-	/*
-	 * A wakeup is expected to bring data. If several in a row did not (a
-	 * commit still in flight, the kernel's WARN_ON(!reader) path that hands
-	 * out nothing), do not spin on a level-triggered fd.
-	 */
-	if (s->empty_wakeups > 2)
-		nanosleep(&backoff, NULL);
 	if (deadline != UINT64_MAX) {
 		now = tm_now_ns();
 		timeout = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
@@ -803,31 +784,28 @@ static int wait_until(struct tracemap_stream *s, uint64_t deadline)
 	ret = epoll_wait(s->epfd, evs, sizeof(evs) / sizeof(evs[0]), timeout);
 	if (ret < 0)
 		return tm_err(errno);
-	if (ret > 0)
+	if (ret > 0) {
 		clear_wakeups(s);
+		tm_wake_woken(&s->wake);
+	}
 	return ret;
 }
 
-/* Sleep until MIN_ROUND_NS after the start of the last round, at most until @deadline. */
-static void moderate(struct tracemap_stream *s, uint64_t deadline)
+/*
+ * The wake-up policy (wake.c) before every round of poll, consume and
+ * next_event: pause after wakeups that brought nothing, then start at most
+ * one round per TM_MIN_ROUND_NS, sleeping at most until @deadline. Only at
+ * watermark 0 (no tick): above it the kernel wakes in batches. A busy
+ * poller asked for no sleep at all.
+ */
+static void pace(struct tracemap_stream *s, uint64_t deadline)
 {
-	uint64_t now = tm_now_ns(), until = s->round_ns + MIN_ROUND_NS;
-	struct timespec ts;
-
-	/* with a tick (watermark > 0) the kernel already wakes in batches */
-	if (s->timerfd >= 0)
+	if (s->flags & TRACEMAP_STREAM_BUSY_POLL)
 		return;
-
-	if (until > deadline)
-		until = deadline;
-	if (now < until) {
-		ts.tv_sec = until / 1000000000ULL;
-		ts.tv_nsec = until % 1000000000ULL;
-		/* EINTR: a signal for the caller, the round goes ahead */
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-		now = tm_now_ns();
-	}
-	s->round_ns = now;
+	if (tm_wake_backoff(&s->wake))
+		tm_wake_pause();
+	if (s->timerfd < 0)
+		tm_wake_moderate(&s->wake, deadline);
 }
 
 static uint64_t deadline_of(int timeout_ms)
@@ -845,6 +823,9 @@ int tracemap_stream_consume(struct tracemap_stream *s)
 	if (!s)
 		return tm_err(EINVAL);
 	clear_wakeups(s);
+	pace(s, UINT64_MAX);
+	/* called on a wakeup of the epoll fd: one that delivers nothing counts as empty */
+	tm_wake_woken(&s->wake);
 	return run_round(s);
 }
 
@@ -860,7 +841,7 @@ int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 	for (;;) {
 		/* after a round that found every CPU empty, only a wakeup brings news */
 		if (!s->drained) {
-			moderate(s, deadline);
+			pace(s, deadline);
 			ret = run_round(s);
 			if (ret)
 				return ret;
@@ -872,7 +853,6 @@ int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 		if (ret <= 0)
 			return ret;
 		s->drained = false;
-		s->empty_wakeups++;
 	}
 }
 
@@ -893,7 +873,7 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 			return ret;
 		if (ret > 0) {
 			take(s, sc);
-			s->empty_wakeups = 0;
+			tm_wake_data(&s->wake);
 			*ev = sc->ev;
 			return 1;
 		}
@@ -904,8 +884,8 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 			ret = wait_until(s, deadline);
 			if (ret <= 0)
 				return ret;
-			s->empty_wakeups++;
 		}
+		pace(s, deadline);
 		new_round(s);
 	}
 }

@@ -262,7 +262,8 @@ int cmd_stream(int argc, char **argv)
 	warn_tracing_off(inst, tfs);
 
 	so.mode = o.follow ? TRACEMAP_MODE_FOLLOW : TRACEMAP_MODE_CONSUME;
-	so.flags = o.unordered ? TRACEMAP_STREAM_UNORDERED : 0;
+	so.flags = (o.unordered ? TRACEMAP_STREAM_UNORDERED : 0) |
+		   (o.busy ? TRACEMAP_STREAM_BUSY_POLL : 0);
 	so.cpumask = o.cpumask;
 	so.watermark = o.watermark;
 	so.latency_ms = o.latency_ms;

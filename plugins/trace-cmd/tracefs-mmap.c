@@ -113,7 +113,6 @@ struct tcm {
 	volatile sig_atomic_t stopped;
 	volatile sig_atomic_t busy;	/* producing: a handler-time flush must not run */
 	volatile sig_atomic_t flush_req;
-	int idle_wakes;
 	int out_fd;			/* the last output checked for datagrams, or -1 */
 	bool out_dgram;			/* it is: one page per write (record -N over UDP) */
 	unsigned char *batch;		/* BATCH_PAGES sub-buffers */
@@ -673,10 +672,6 @@ static int write_all(struct tcm *t, int wfd, const unsigned char *buf, size_t le
  */
 static int wait_input(struct tcm *t)
 {
-	struct pollfd p[2] = {
-		{ .fd = t->fd, .events = POLLIN },
-		{ .fd = t->ctrl[0], .events = POLLIN },
-	};
 	int timeout = -1, ret;
 	uint64_t since, age;
 	char c[16];
@@ -691,29 +686,19 @@ static int wait_input(struct tcm *t)
 			timeout = age >= opt.max_age_ms ? 0 : (int)(opt.max_age_ms - age);
 		}
 	}
-	if (t->idle_wakes >= 2) {
-		/*
-		 * The fd said ready twice and no page came of it (buffer_percent 0,
-		 * or the kernel's empty GET_READER): look again in 1 ms, not at once,
-		 * then wait on the fd again so that an idle buffer costs nothing.
-		 */
-		p[0].fd = -1;
-		if (timeout < 0 || timeout > 1)
-			timeout = 1;
-		t->idle_wakes = 1;
-	}
 	t->st.waits++;
-	ret = poll(p, 2, timeout);
-	if (ret < 0)
+	/* the library's wake-up policy: no spinning on a ready fd that hands out nothing */
+	ret = tracemap_cpu_wait(t->c, t->ctrl[0], timeout);
+	if (ret < 0) {
+		errno = -ret;
 		return -1;
-	if (p[1].revents) {
+	}
+	if (ret == TRACEMAP_WAIT_EXTRA) {
 		while (read(t->ctrl[0], c, sizeof(c)) > 0)
 			;
 		t->stopped = 1;
 		return 0;
 	}
-	if (p[0].revents)
-		t->idle_wakes++;
 	return 1;
 }
 
@@ -746,7 +731,6 @@ static int transfer(struct tcm *t, int wfd, void *out, bool nonblock)
 			break;
 		}
 		if (n) {
-			t->idle_wakes = 0;
 			t->st.pages += n;
 			ret = n * t->subbuf;
 			if (!out && write_all(t, wfd, buf, (size_t)ret))
