@@ -113,6 +113,13 @@ TRACEMAP_API int tracemap_cpu_nr_subbufs(const struct tracemap_cpu *c);
  * reader's private copy): valid until the next call on the same reader.
  * data + start .. data + end are complete event records whose timestamps
  * are deltas from base_ts.
+ *
+ * tracemap_region and tracemap_event are allocated by the caller and
+ * filled by the library, so they never grow: a field appended would be
+ * written past the end of an older caller's struct. What a later version
+ * has to add comes with new functions (or a new struct that starts with a
+ * size, like the options and tracemap_cpu_stats), and these two stay as
+ * they are.
  */
 struct tracemap_region {
 	const void *subbuf;		/* the sub-buffer: u64 ts, long commit, data */

@@ -344,6 +344,17 @@ static void new_round(struct tracemap_stream *s)
 	}
 }
 
+/**
+ * tracemap_stream_open - open the readers of an instance's CPUs as one stream
+ * @instance: the instance, NULL or "" for the top-level buffer
+ * @opts: mode, order, CPUs, watermark, latency and callbacks; NULL for the defaults
+ *
+ * Opens a reader per selected CPU (every one before anything is changed),
+ * sets buffer_percent to the watermark (consume mode) and sets up the
+ * wake-ups. A failure is explained through the print callback.
+ *
+ * Returns the stream, or NULL with errno set.
+ */
 struct tracemap_stream *tracemap_stream_open(const char *instance,
 					     const struct tracemap_stream_opts *opts)
 {
@@ -451,6 +462,10 @@ fail:
 	return NULL;
 }
 
+/**
+ * tracemap_stream_close - close the readers, restore buffer_percent, free
+ * @s: the stream; NULL is allowed
+ */
 void tracemap_stream_close(struct tracemap_stream *s)
 {
 	int i;
@@ -472,11 +487,26 @@ void tracemap_stream_close(struct tracemap_stream *s)
 	free(s);
 }
 
+/**
+ * tracemap_stream_nr_cpus - the number of CPUs in a stream
+ * @s: the stream
+ *
+ * Returns the count, or -EINVAL for a NULL stream.
+ */
 int tracemap_stream_nr_cpus(const struct tracemap_stream *s)
 {
 	return s ? s->nr : tm_err(EINVAL);
 }
 
+/**
+ * tracemap_stream_cpu - the reader of one CPU of a stream
+ * @s: the stream
+ * @idx: 0 to tracemap_stream_nr_cpus() - 1
+ *
+ * For tracemap_cpu_id() and tracemap_cpu_stats(); it stays the stream's.
+ *
+ * Returns the reader, or NULL with errno EINVAL.
+ */
 struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int idx)
 {
 	if (!s || idx < 0 || idx >= s->nr) {
@@ -486,6 +516,14 @@ struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int id
 	return s->cpus[idx].c;
 }
 
+/**
+ * tracemap_stream_epoll_fd - a descriptor for the caller's event loop
+ * @s: the stream
+ *
+ * Readable when tracemap_stream_consume() has something to do.
+ *
+ * Returns the epoll descriptor, or -EINVAL for a NULL stream.
+ */
 int tracemap_stream_epoll_fd(const struct tracemap_stream *s)
 {
 	return s ? s->epfd : tm_err(EINVAL);
@@ -813,11 +851,27 @@ static uint64_t deadline_of(int timeout_ms)
 	return timeout_ms < 0 ? UINT64_MAX : tm_now_ns() + (uint64_t)timeout_ms * 1000000;
 }
 
-static bool expired(uint64_t deadline)
+/*
+ * The wait of poll and next_event: once the deadline passed after a wait,
+ * 0; else wait. Returns > 0 to go on with a round, 0 or -errno to return.
+ */
+static int wait_more(struct tracemap_stream *s, uint64_t deadline, bool *waited)
 {
-	return deadline != UINT64_MAX && tm_now_ns() >= deadline;
+	if (*waited && deadline != UINT64_MAX && tm_now_ns() >= deadline)
+		return 0;
+	*waited = true;
+	return wait_until(s, deadline);
 }
 
+/**
+ * tracemap_stream_consume - deliver what is ready to the callbacks
+ * @s: the stream
+ *
+ * One round, without waiting for data, paced by the wake-up policy
+ * (wake.c) unless TRACEMAP_STREAM_BUSY_POLL.
+ *
+ * Returns the events delivered, or a negative callback value or -errno.
+ */
 int tracemap_stream_consume(struct tracemap_stream *s)
 {
 	if (!s)
@@ -829,6 +883,14 @@ int tracemap_stream_consume(struct tracemap_stream *s)
 	return run_round(s);
 }
 
+/**
+ * tracemap_stream_poll - wait for events and deliver them to the callbacks
+ * @s: the stream
+ * @timeout_ms: the longest wait, -1 for no limit
+ *
+ * Returns the events delivered (0 on timeout), or a negative callback
+ * value or -errno.
+ */
 int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 {
 	bool waited = false;
@@ -846,16 +908,21 @@ int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 			if (ret)
 				return ret;
 		}
-		if (waited && expired(deadline))
-			return 0;
-		waited = true;
-		ret = wait_until(s, deadline);
+		ret = wait_more(s, deadline, &waited);
 		if (ret <= 0)
 			return ret;
 		s->drained = false;
 	}
 }
 
+/**
+ * tracemap_stream_next_event - the next event of the stream, pull model
+ * @s: the stream
+ * @ev: filled with the event, borrowed until the next call on @s
+ * @timeout_ms: the longest wait, -1 for no limit
+ *
+ * Returns 1 with @ev filled, 0 on timeout, or -errno.
+ */
 int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event *ev,
 			       int timeout_ms)
 {
@@ -878,10 +945,7 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 			return 1;
 		}
 		if (!s->stalled) {
-			if (waited && expired(deadline))
-				return 0;
-			waited = true;
-			ret = wait_until(s, deadline);
+			ret = wait_more(s, deadline, &waited);
 			if (ret <= 0)
 				return ret;
 		}
