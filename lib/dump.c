@@ -182,6 +182,19 @@ static void add_total(struct tracemap_dump_cpu_stats *t, const struct tracemap_d
 	t->overrun += s->overrun;
 }
 
+/**
+ * tracemap_dump_take - copy the buffer of every CPU without consuming it
+ * @instance: the instance, NULL for the top-level buffer
+ * @opts: NULL, or options with sz set (tracefs_dir, cpumask, flags)
+ *
+ * Opens a snapshot reader per CPU, back to back (the copy: validated pages,
+ * torn ones copied again or marked lost), takes its pages as self-contained
+ * sub-buffers, marks the kernel's overrun on the first page when nothing was
+ * consumed, and reads saved_cmdlines and the trace clock. Every failure is
+ * explained through the print callback.
+ *
+ * Returns the dump, or NULL with errno set.
+ */
 struct tracemap_dump *tracemap_dump_take(const char *instance, const struct tracemap_dump_opts *opts)
 {
 	struct tracemap_cpu_stats cst;
@@ -314,6 +327,10 @@ fail:
 	return NULL;
 }
 
+/**
+ * tracemap_dump_free - free a dump
+ * @d: the dump, or NULL
+ */
 void tracemap_dump_free(struct tracemap_dump *d)
 {
 	int i;
@@ -330,6 +347,16 @@ void tracemap_dump_free(struct tracemap_dump *d)
 	free(d);
 }
 
+/**
+ * tracemap_dump_write - write a dump as a trace.dat file (version 6, uncompressed)
+ * @d: the dump
+ * @fd: a file or a pipe, written front to back
+ *
+ * Reads the formats, kallsyms and printk formats during the call. A dump can
+ * be written more than once.
+ *
+ * Returns 0, or -errno with errno set.
+ */
 int tracemap_dump_write(struct tracemap_dump *d, int fd)
 {
 	struct tm_tracedat_cpu *cpus;
@@ -360,11 +387,24 @@ int tracemap_dump_write(struct tracemap_dump *d, int fd)
 	return ret;
 }
 
+/**
+ * tracemap_dump_nr_cpus - how many CPUs a dump holds
+ * @d: the dump
+ *
+ * Returns the count, or -EINVAL.
+ */
 int tracemap_dump_nr_cpus(const struct tracemap_dump *d)
 {
 	return d ? d->nr : tm_err(EINVAL);
 }
 
+/**
+ * tracemap_dump_cpu - the CPU number of a dump's @idx-th CPU (ascending)
+ * @d: the dump
+ * @idx: 0 <= @idx < tracemap_dump_nr_cpus()
+ *
+ * Returns the CPU number, or -EINVAL.
+ */
 int tracemap_dump_cpu(const struct tracemap_dump *d, int idx)
 {
 	if (!d || idx < 0 || idx >= d->nr)
@@ -372,6 +412,15 @@ int tracemap_dump_cpu(const struct tracemap_dump *d, int idx)
 	return d->cpus[idx].st.cpu;
 }
 
+/**
+ * tracemap_dump_stats - what a dump holds, per CPU or in all
+ * @d: the dump
+ * @cpu: a CPU number of the dump, or -1 for the sums over all CPUs
+ * @st: receives the statistics
+ * @sz: sizeof(*@st) as the caller knows it; min(@sz, sizeof) bytes are copied
+ *
+ * Returns 0, -ENOENT when @cpu is not in the dump, or -EINVAL.
+ */
 int tracemap_dump_stats(const struct tracemap_dump *d, int cpu,
 			struct tracemap_dump_cpu_stats *st, size_t sz)
 {
