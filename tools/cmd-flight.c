@@ -661,11 +661,10 @@ int cmd_flight(int argc, char **argv)
 		so.on_event = on_event;
 		so.ctx = &t;
 		so.tracefs_dir = tfs;
+		/* a failure is explained by the library (libtracemap-print(3)) */
 		s = tracemap_stream_open(r.iname, &so);
-		if (!s) {
-			tool_err("cannot follow %s: %s", r.iname, strerror(errno));
+		if (!s)
 			goto out;
-		}
 		/* what was there before we started triggers nothing */
 		while (tracemap_stream_consume(s) > 0)
 			;
