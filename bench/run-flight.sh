@@ -17,6 +17,7 @@
 #   BENCH_FLIGHT_IDLE_S=60                the idle measurement
 #   BENCH_FLIGHT_RATES="100000 1000000"   writer rates for the marker trigger
 #   BENCH_FLIGHT_DURATION_MS=3000         writer time per rate
+# An empty BENCH_FLIGHT_MIB or BENCH_FLIGHT_RATES skips that part.
 #
 # CPU is the process's run time from /proc/PID/schedstat (ns, every thread
 # of trace-cmd extract through /usr/bin/time).
@@ -25,10 +26,10 @@ O=build
 B=$O/bench
 TM=$O/tracemap
 TRACEFS=/sys/kernel/tracing
-SIZES=${BENCH_FLIGHT_MIB:-1 8 32}
+SIZES=${BENCH_FLIGHT_MIB-1 8 32}
 REPS=${BENCH_FLIGHT_REPS:-3}
 IDLE_S=${BENCH_FLIGHT_IDLE_S:-60}
-RATES=${BENCH_FLIGHT_RATES:-100000 1000000}
+RATES=${BENCH_FLIGHT_RATES-100000 1000000}
 EV_DUR=${BENCH_FLIGHT_DURATION_MS:-3000}
 
 die() { echo "run-flight: $*" >&2; exit 1; }
