@@ -79,6 +79,7 @@ struct recorder {
 	char *pattern;		/* output name with %n (and maybe %t) */
 	int seq;
 	int dumps;
+	int failed;		/* triggers whose dump could not be written */
 	uint64_t last_dump;	/* CLOCK_MONOTONIC of the last dump */
 	uint64_t pending;	/* a trigger waiting for --after-ms, its time */
 	char pending_what[96];
@@ -110,6 +111,42 @@ static char *make_pattern(const char *out)
 		return NULL;
 	}
 	return p;
+}
+
+/*
+ * The dumps' directory must be there before the recorder starts, not found
+ * missing at the first trigger: "-o DIR/" creates DIR, any other missing or
+ * unwritable directory is an error now.
+ */
+static int check_out_dir(const char *out, const char *pattern)
+{
+	size_t len = strlen(out);
+	char dir[PATH_MAX];
+	const char *slash;
+
+	slash = strrchr(pattern, '/');
+	if (!slash) {
+		snprintf(dir, sizeof(dir), ".");
+	} else {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - pattern), pattern);
+		if (!dir[0])
+			snprintf(dir, sizeof(dir), "/");
+	}
+	if (len && out[len - 1] == '/' && access(dir, F_OK) && errno == ENOENT) {
+		if (mkdir(dir, 0755)) {
+			tool_err("cannot create the dump directory %s: %s: create it or give another -o",
+				 dir, strerror(errno));
+			return -1;
+		}
+		fprintf(stderr, "tracemap: created %s for the dumps\n", dir);
+		return 0;
+	}
+	if (access(dir, W_OK | X_OK)) {
+		tool_err("cannot write dumps into %s: %s: create it or give another -o", dir,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 /* %n: the dump number, %t: UTC date and time, %%: '%' */
@@ -159,11 +196,13 @@ static void dump_now(struct recorder *r, uint64_t trigger_ns, const char *what)
 {
 	char path[PATH_MAX];
 
-	if (next_path(r, path, sizeof(path)))
-		return;
-	printf("%s: ", what);
-	if (!tool_dump(r->iname, r->o->cpumask, path, trigger_ns, stdout))
+	if (next_path(r, path, sizeof(path)) ||
+	    tool_dump(r->iname, r->o->cpumask, path, trigger_ns, what, stdout)) {
+		tool_err("%s: no dump written", what);
+		r->failed++;
+	} else {
 		r->dumps++;
+	}
 	r->last_dump = now_ns();
 }
 
@@ -606,8 +645,10 @@ int cmd_flight(int argc, char **argv)
 	}
 	r.o = &o;
 	r.pattern = make_pattern(o.output);
+	if (!r.pattern || check_out_dir(o.output, r.pattern))
+		goto out;
 	tfs = tool_tracefs();
-	if (!r.pattern || !tfs)
+	if (!tfs)
 		goto out;
 	if (tool_instance_dir(o.instance, idir, sizeof(idir))) {
 		if (o.instance && *o.instance)
@@ -741,6 +782,10 @@ int cmd_flight(int argc, char **argv)
 		}
 		if (o.max_dumps && r.dumps >= o.max_dumps)
 			stop = true;
+	}
+	if (r.failed) {
+		tool_err("%d of %d dumps could not be written", r.failed, r.failed + r.dumps);
+		ret = 1;
 	}
 	if (r.ignored)
 		fprintf(stderr, "tracemap: %lu triggers fell in the hold-off (--hold-off-ms %d) "

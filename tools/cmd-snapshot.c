@@ -18,12 +18,14 @@
 #include "cmd-stream.h"
 
 /* "cpu0 1200 events 4756.109581-4758.901234" per CPU, then drops and times */
-static void report(FILE *to, const char *path, struct tracemap_dump *d, uint64_t write_ns,
-		   uint64_t since_ns)
+static void report(FILE *to, const char *what, const char *path, struct tracemap_dump *d,
+		   uint64_t write_ns, uint64_t since_ns)
 {
 	struct tracemap_dump_cpu_stats st;
 	int i, n = tracemap_dump_nr_cpus(d);
 
+	if (what)
+		fprintf(to, "%s: ", what);
 	fprintf(to, "%s:", path);
 	for (i = 0; i < n; i++) {
 		if (tracemap_dump_stats(d, tracemap_dump_cpu(d, i), &st, sizeof(st)))
@@ -48,7 +50,7 @@ static void report(FILE *to, const char *path, struct tracemap_dump *d, uint64_t
 }
 
 int tool_dump(const char *instance, const char *cpumask, const char *path, uint64_t trigger_ns,
-	      FILE *to)
+	      const char *what, FILE *to)
 {
 	struct tracemap_dump_opts o = { .sz = sizeof(o), .cpumask = cpumask };
 	struct tracemap_dump *d;
@@ -79,7 +81,7 @@ int tool_dump(const char *instance, const char *cpumask, const char *path, uint6
 		tracemap_dump_free(d);
 		return -1;
 	}
-	report(to, path, d, now_ns() - t0, trigger_ns ? now_ns() - trigger_ns : 0);
+	report(to, what, path, d, now_ns() - t0, trigger_ns ? now_ns() - trigger_ns : 0);
 	tracemap_dump_free(d);
 	return 0;
 }
@@ -128,5 +130,5 @@ int cmd_snapshot(int argc, char **argv)
 	if (tool_instance_dir(iname, idir, sizeof(idir)))
 		return 1;
 	/* the report goes to stderr when the file is standard output */
-	return tool_dump(iname, cpumask, out, 0, strcmp(out, "-") ? stdout : stderr) ? 1 : 0;
+	return tool_dump(iname, cpumask, out, 0, NULL, strcmp(out, "-") ? stdout : stderr) ? 1 : 0;
 }

@@ -58,11 +58,12 @@ void tool_set_lib_print(bool verbose);
 /*
  * Copy the buffer of @instance (NULL: top level) on the CPUs of @cpumask,
  * write it as a trace.dat to @path ("-": standard output) and print the
- * one-line report to @to; @trigger_ns (CLOCK_MONOTONIC, 0: none) adds the
- * time from the trigger to the closed file. 0, or -1 after a message.
+ * one-line report to @to, after "@what: " when @what is not NULL;
+ * @trigger_ns (CLOCK_MONOTONIC, 0: none) adds the time from the trigger to
+ * the closed file. 0, or -1 after a message.
  */
 int tool_dump(const char *instance, const char *cpumask, const char *path, uint64_t trigger_ns,
-	      FILE *to);
+	      const char *what, FILE *to);
 
 int cmd_stream(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);

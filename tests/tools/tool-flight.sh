@@ -110,6 +110,16 @@ timeout 60 "$TM" flight -B "$inst" -o ok.dat -- true > ok.out 2> ok.err ||
 [ ! -e ok-1.dat ] && ! grep -q '\.dat' ok.out || tl_fail "a succeeding command made a dump"
 tl_log "command: exit 3 dumped, exit 0 did not"
 
+# -o DIR/ creates the directory before recording, a missing one elsewhere is refused at once
+timeout 60 "$TM" flight -B "$inst" -o newdir/ -- sh -c 'exit 1' > nd.out 2> nd.err ||
+	{ cat nd.err; tl_fail "flight -o newdir/ exited $?"; }
+grep -q 'created newdir for the dumps' nd.err && [ -f newdir/trace-1.dat ] ||
+	{ cat nd.out nd.err; tl_fail "-o newdir/ did not create the directory and dump into it"; }
+timeout 20 "$TM" flight -B "$inst" -o "$TL_TMP/no/such/dir/x.dat" > nd2.out 2> nd2.err &&
+	tl_fail "flight with an output directory that does not exist started"
+grep -q "cannot write dumps into $TL_TMP/no/such/dir: No such file" nd2.err ||
+	{ cat nd2.err; tl_fail "no message for a missing output directory"; }
+
 # --------------------------------------------- idle: no wakeups at all
 fl_start i -B "$inst" -o i.dat --max-dumps 1
 ctx() { awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/$FL_PID/status; }
