@@ -238,6 +238,66 @@ TRACEMAP_API int tracemap_stream_nr_cpus(const struct tracemap_stream *s);
 /* The reader of the @idx-th CPU of the stream (0 <= idx < nr_cpus) */
 TRACEMAP_API struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int idx);
 
+/* ----------------------------------------------------------------------
+ * Dumps: a non-consuming copy of the whole buffer, written as trace.dat
+ */
+
+/* tracemap_dump_opts.flags: none defined yet, pass 0 */
+
+struct tracemap_dump_opts {
+	size_t sz;			/* sizeof(struct tracemap_dump_opts) */
+	const char *tracefs_dir;	/* NULL: find the tracefs mount */
+	const char *cpumask;		/* hex mask as in tracing_cpumask; NULL: online CPUs */
+	unsigned int flags;		/* 0 */
+};
+
+struct tracemap_dump_cpu_stats {
+	uint64_t events;		/* events in the dump */
+	uint64_t bytes;			/* event record bytes in the dump */
+	uint64_t pages;			/* sub-buffers in the dump */
+	uint64_t first_ts;		/* oldest event (trace clock); 0 without events */
+	uint64_t last_ts;		/* newest event */
+	uint64_t lost;			/* events marked lost inside the dump (known counts) */
+	uint64_t lost_gaps;		/* places marked as lost without a count: pages the
+					   writer recycled during the copy */
+	uint64_t overrun;		/* kernel: events overwritten since the last reset, before
+					   the oldest one the buffer still held */
+	uint64_t copy_ns;		/* CLOCK_MONOTONIC time the copy took */
+	int cpu;			/* the CPU, or -1 for the sums over all CPUs */
+};
+
+struct tracemap_dump;
+
+/*
+ * Copy the buffer of every CPU of @instance (NULL: the top-level buffer)
+ * without consuming anything: pages the writer recycles while they are
+ * copied are dropped and marked lost. The saved command lines and the
+ * trace clock are read with it.
+ */
+TRACEMAP_API struct tracemap_dump *
+tracemap_dump_take(const char *instance, const struct tracemap_dump_opts *opts);
+
+/*
+ * Write the dump to @fd as a trace.dat file (version 6, uncompressed): the
+ * format files, kallsyms, printk formats and command lines, then the pages.
+ * Returns 0 or -errno.
+ */
+TRACEMAP_API int tracemap_dump_write(struct tracemap_dump *d, int fd);
+
+TRACEMAP_API void tracemap_dump_free(struct tracemap_dump *d);
+
+/* CPUs in the dump; the @idx-th CPU's number (0 <= idx < nr_cpus) */
+TRACEMAP_API int tracemap_dump_nr_cpus(const struct tracemap_dump *d);
+TRACEMAP_API int tracemap_dump_cpu(const struct tracemap_dump *d, int idx);
+
+/*
+ * Statistics of CPU @cpu (a CPU number in the dump), or of the whole dump
+ * when @cpu is -1. Copies min(@sz, sizeof) bytes. Returns 0, -ENOENT when
+ * @cpu is not in the dump, or -EINVAL.
+ */
+TRACEMAP_API int tracemap_dump_stats(const struct tracemap_dump *d, int cpu,
+				     struct tracemap_dump_cpu_stats *st, size_t sz);
+
 #ifdef __cplusplus
 }
 #endif
