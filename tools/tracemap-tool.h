@@ -29,5 +29,6 @@ void tool_set_lib_print(bool verbose);
 
 int cmd_stream(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 #endif /* _TRACEMAP_TOOL_H */

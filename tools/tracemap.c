@@ -19,6 +19,8 @@ static const char usage_text[] =
 "                       [--non-consuming] [--unordered] [--latency-ms N]\n"
 "                       [--watermark PCT] [--busy-poll] [--raw]\n"
 "       tracemap stat [-B instance | --top]\n"
+"       tracemap view [-B instance] [-e system[:event]]... [-b KB]\n"
+"                     [--follow MS] [--kernelshark PATH]\n"
 "       tracemap --help\n"
 "\n"
 "Read the ftrace ring buffers of an instance through their memory mapping\n"
@@ -51,7 +53,16 @@ static const char usage_text[] =
 "  -B instance          an existing instance\n"
 "  --top                the top-level buffer\n"
 "\n"
-"  -h, --help           this text (also after stream or stat)\n"
+"view: KernelShark on the live buffer of the instance, nothing consumed\n"
+"(Tools -> tracemap: refresh now, follow, stop following).\n"
+"  -B instance          an existing instance; default: a private instance\n"
+"                       tracemap-view-<pid>, removed when KernelShark exits\n"
+"  -e system[:event]    enable these events while KernelShark runs\n"
+"  -b KB                the instance's buffer size per CPU (KiB) meanwhile\n"
+"  --follow MS          refresh every MS milliseconds from the start\n"
+"  --kernelshark PATH   the KernelShark program (default: kernelshark)\n"
+"\n"
+"  -h, --help           this text (also after stream, stat or view)\n"
 "\n"
 "Exit status: 0 on success, 1 on any error (nothing is changed when the\n"
 "arguments name an unknown event, instance or CPU).\n";
@@ -137,6 +148,8 @@ int main(int argc, char **argv)
 		return cmd_stream(argc - 1, argv + 1);
 	if (!strcmp(cmd, "stat"))
 		return cmd_stat(argc - 1, argv + 1);
-	tool_err("unknown command '%s': use stream or stat (tracemap --help)", cmd);
+	if (!strcmp(cmd, "view"))
+		return cmd_view(argc - 1, argv + 1);
+	tool_err("unknown command '%s': use stream, stat or view (tracemap --help)", cmd);
 	return 1;
 }
