@@ -32,7 +32,6 @@
 #include "tracemap-local.h"
 
 #define DEFAULT_LATENCY_MS	100
-#define MAX_MASK_CPUS		8192
 #define MIN_ROUND_REGIONS	64	/* regions one CPU may hand out per round */
 #define MAX_CORRUPT_RETRIES	16
 #define WAKEUP_BACKOFF_NS	1000000
@@ -172,7 +171,7 @@ bad:
 	return tm_err(EINVAL);
 }
 
-static int select_cpus(const char *mask, const char *idir, bool *set, int max)
+int tm_select_cpus(const char *mask, const char *idir, bool *set, int max)
 {
 	char buf[4096], path[4200];
 	int cpu;
@@ -391,7 +390,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	if (ret)
 		return NULL;
 
-	set = calloc(MAX_MASK_CPUS, sizeof(*set));
+	set = calloc(TM_MAX_CPUS, sizeof(*set));
 	s = calloc(1, sizeof(*s));
 	if (!set || !s) {
 		ret = tm_err(ENOMEM);
@@ -405,10 +404,10 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	s->on_lost = o.on_lost;
 	s->ctx = o.ctx;
 
-	ret = select_cpus(o.cpumask, idir, set, MAX_MASK_CPUS);
+	ret = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
 	if (ret)
 		goto fail;
-	for (i = n = 0; i < MAX_MASK_CPUS; i++)
+	for (i = n = 0; i < TM_MAX_CPUS; i++)
 		n += set[i];
 	if (!n) {
 		tm_log(TRACEMAP_LOG_ERROR, "no online CPU found in /sys/devices/system/cpu/online: "
@@ -426,7 +425,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	copts.mode = o.mode;
 	copts.flags = o.cpu_flags;
 	copts.tracefs_dir = tfs;
-	for (i = 0; i < MAX_MASK_CPUS; i++) {
+	for (i = 0; i < TM_MAX_CPUS; i++) {
 		struct scpu *sc;
 
 		if (!set[i])

@@ -90,10 +90,42 @@ int tm_tracefs_dir(const char *dir, char *buf, size_t size);
 /* "<tracefs>[/instances/<name>]" with ENODEV and a message when unknown */
 int tm_instance_dir(const char *tracefs, const char *instance, char *buf, size_t size);
 
+/* CPU numbers a cpumask may name */
+#define TM_MAX_CPUS		8192
+
+/*
+ * set[cpu] for each CPU of the hex @mask (tracing_cpumask syntax), or for
+ * every online CPU when @mask is NULL. Returns 0 or -errno after a message.
+ */
+int tm_select_cpus(const char *mask, const char *idir, bool *set, int max);
+
 int tm_read_file(const char *path, char *buf, size_t size);
 int tm_write_file(const char *path, const char *val);
 
 uint64_t tm_now_ns(void);
+
+/* ------------------------------------------------------------ trace.dat */
+
+struct tm_tracedat_cpu {
+	const unsigned char *pages;	/* nr_pages self-contained sub-buffers */
+	size_t nr_pages;
+	int cpu;
+};
+
+/* What a trace.dat holds besides what tracefs and /proc give at write time. */
+struct tm_tracedat {
+	const char *tracefs;
+	const char *instance;		/* NULL: the top-level buffer */
+	const char *clock;		/* "local", ... */
+	const char *cmdlines;		/* saved_cmdlines contents */
+	size_t cmdlines_len;
+	unsigned int page_size;		/* the sub-buffer size */
+	const struct tm_tracedat_cpu *cpus;
+	int nr;				/* entries of cpus, CPU numbers ascending */
+};
+
+/* The one trace.dat writer: version 6, uncompressed, to @fd (a file or a pipe). */
+int tm_tracedat_write(int fd, const struct tm_tracedat *t);
 
 /* ------------------------------------------------------------ per-CPU */
 

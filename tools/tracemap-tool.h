@@ -6,6 +6,8 @@
 #define _TRACEMAP_TOOL_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 
 struct tracefs_instance;
 
@@ -27,7 +29,17 @@ int tool_instance_check(const char *name, const char *hint);
 /* Route libtracemap's messages through tool_err(); debug ones when @verbose. */
 void tool_set_lib_print(bool verbose);
 
+/*
+ * Copy the buffer of @instance (NULL: top level) on the CPUs of @cpumask,
+ * write it as a trace.dat to @path ("-": standard output) and print the
+ * one-line report to @to; @trigger_ns (CLOCK_MONOTONIC, 0: none) adds the
+ * time from the trigger to the closed file. 0, or -1 after a message.
+ */
+int tool_dump(const char *instance, const char *cpumask, const char *path, uint64_t trigger_ns,
+	      FILE *to);
+
 int cmd_stream(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 

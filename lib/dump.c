@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Dumps: the whole buffer of every CPU copied without consuming anything,
+ * held as self-contained pages, then written as trace.dat by tracedat.c.
+ * The copy and the file write are separate calls so that the time the
+ * writer gets to change the buffer is the copy alone.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracemap-local.h"
+
+struct dump_cpu {
+	unsigned char *pages;		/* nr_pages sub-buffers of subbuf_size bytes */
+	size_t nr_pages;
+	struct tracemap_dump_cpu_stats st;
+};
+
+struct tracemap_dump {
+	char *tracefs;
+	char *instance;			/* NULL: the top-level buffer */
+	char *clock;			/* the instance's trace clock */
+	char *cmdlines;			/* saved_cmdlines as of the copy */
+	size_t cmdlines_len;
+	unsigned int subbuf_size;
+	int nr;
+	struct dump_cpu *cpus;
+	struct tracemap_dump_cpu_stats total;
+};
+
+/*
+ * The options struct rule: at least sz, fields this version does not know
+ * must be zero, copy min(sz, sizeof).
+ */
+static int copy_opts(struct tracemap_dump_opts *o, const struct tracemap_dump_opts *opts)
+{
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->sz = sizeof(*o);
+	if (!opts)
+		return 0;
+	if (opts->sz < sizeof(size_t)) {
+		tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_opts.sz is %zu: set it to "
+		       "sizeof(struct tracemap_dump_opts)", opts->sz);
+		return tm_err(EINVAL);
+	}
+	for (i = sizeof(*o); i < opts->sz; i++) {
+		if (((const unsigned char *)opts)[i]) {
+			tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_opts has fields this libtracemap "
+			       "does not know (sz %zu > %zu): build against the installed header",
+			       opts->sz, sizeof(*o));
+			return tm_err(E2BIG);
+		}
+	}
+	memcpy(o, opts, opts->sz < sizeof(*o) ? opts->sz : sizeof(*o));
+	o->sz = sizeof(*o);
+	return 0;
+}
+
+/* Whole file into a malloc'ed, NUL-terminated buffer; *len without the NUL. */
+static char *slurp(const char *path, size_t *len)
+{
+	size_t size = 64 * 1024;
+	char *buf = NULL, *p;
+	int ret;
+
+	for (;;) {
+		p = realloc(buf, size);
+		if (!p) {
+			free(buf);
+			tm_err(ENOMEM);
+			return NULL;
+		}
+		buf = p;
+		ret = tm_read_file(path, buf, size);
+		if (ret < 0) {
+			free(buf);
+			return NULL;
+		}
+		if ((size_t)ret < size - 1)
+			break;
+		size *= 4;
+	}
+	*len = ret;
+	return buf;
+}
+
+/* "[local] global ..." -> "local" */
+static char *read_clock(const char *idir)
+{
+	char path[4200], buf[512], *b, *e;
+
+	snprintf(path, sizeof(path), "%s/trace_clock", idir);
+	if (tm_read_file(path, buf, sizeof(buf)) > 0) {
+		b = strchr(buf, '[');
+		e = b ? strchr(b, ']') : NULL;
+		if (b && e) {
+			*e = '\0';
+			return strdup(b + 1);
+		}
+	}
+	return strdup("local");
+}
+
+/* Count what the pages hold, from the pages themselves: what the file will say. */
+static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size)
+{
+	struct tracemap_dump_cpu_stats *st = &dc->st;
+	size_t i;
+
+	for (i = 0; i < dc->nr_pages; i++) {
+		const unsigned char *sb = dc->pages + i * subbuf_size;
+		uint64_t commit, page_ts;
+		struct tm_walk w;
+		struct tm_rec rec;
+		long long lost;
+
+		memcpy(&page_ts, sb, sizeof(page_ts));
+		memcpy(&commit, sb + 8, sizeof(commit));
+		lost = tm_subbuf_lost(sb, subbuf_size);
+		if (lost > 0)
+			st->lost += lost;
+		else if (lost == TRACEMAP_LOST_UNKNOWN)
+			st->lost_gaps++;
+		w = (struct tm_walk){ sb + TM_SUBBUF_HDR, 0, TM_COMMIT_SIZE(commit), page_ts };
+		while (tm_walk_next(&w, &rec) > 0) {
+			if (!st->events)
+				st->first_ts = rec.ts;
+			st->last_ts = rec.ts;
+			st->events++;
+			st->bytes += rec.size;
+		}
+	}
+	st->pages = dc->nr_pages;
+}
+
+/* Pages of a snapshot reader, as self-contained sub-buffers, into @dc. */
+static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc)
+{
+	unsigned int sbs = tracemap_cpu_subbuf_size(c);
+	/* a lost-only region may add a page to the ring's worth */
+	size_t cap = (size_t)tracemap_cpu_nr_subbufs(c) + 1;
+	struct tracemap_cpu_stats cst;
+	int ret;
+
+	dc->pages = malloc(cap * sbs);
+	if (!dc->pages)
+		return tm_err(ENOMEM);
+	while (dc->nr_pages < cap) {
+		ret = tracemap_cpu_read_page(c, dc->pages + dc->nr_pages * sbs, sbs,
+					     TRACEMAP_PAGE_FLUSH);
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			break;
+		dc->nr_pages++;
+	}
+	tracemap_cpu_stats(c, &cst, sizeof(cst));
+	dc->st.overrun = cst.kernel_overrun;
+	return 0;
+}
+
+static void add_total(struct tracemap_dump_cpu_stats *t, const struct tracemap_dump_cpu_stats *s)
+{
+	if (s->events && (!t->events || s->first_ts < t->first_ts))
+		t->first_ts = s->first_ts;
+	if (s->events && s->last_ts > t->last_ts)
+		t->last_ts = s->last_ts;
+	t->events += s->events;
+	t->bytes += s->bytes;
+	t->pages += s->pages;
+	t->lost += s->lost;
+	t->lost_gaps += s->lost_gaps;
+	t->overrun += s->overrun;
+}
+
+struct tracemap_dump *tracemap_dump_take(const char *instance, const struct tracemap_dump_opts *opts)
+{
+	struct tracemap_cpu_opts copts = { .sz = sizeof(copts), .mode = TRACEMAP_MODE_SNAPSHOT,
+					   .flags = TRACEMAP_CPU_NO_FALLBACK };
+	char tfs[4096], idir[4096], path[4200];
+	struct tracemap_cpu **readers = NULL;
+	struct tracemap_dump *d = NULL;
+	struct tracemap_dump_opts o;
+	uint64_t t0, start;
+	bool *set = NULL;
+	int ret, i, n;
+
+	ret = copy_opts(&o, opts);
+	if (ret)
+		goto fail;
+	if (o.flags) {
+		tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_opts.flags %#x: no flags are defined, "
+		       "pass 0", o.flags);
+		ret = tm_err(EINVAL);
+		goto fail;
+	}
+	ret = tm_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
+	if (!ret)
+		ret = tm_instance_dir(tfs, instance, idir, sizeof(idir));
+	if (ret)
+		goto fail;
+
+	set = calloc(TM_MAX_CPUS, sizeof(*set));
+	d = calloc(1, sizeof(*d));
+	if (!set || !d) {
+		ret = tm_err(ENOMEM);
+		goto fail;
+	}
+	ret = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
+	if (ret)
+		goto fail;
+	for (i = n = 0; i < TM_MAX_CPUS; i++)
+		n += set[i];
+	if (!n) {
+		tm_log(TRACEMAP_LOG_ERROR, "no CPU to dump: give a CPU mask with at least one "
+		       "online CPU");
+		ret = tm_err(ENXIO);
+		goto fail;
+	}
+	d->cpus = calloc(n, sizeof(*d->cpus));
+	readers = calloc(n, sizeof(*readers));
+	d->tracefs = strdup(tfs);
+	d->instance = instance && *instance ? strdup(instance) : NULL;
+	if (!d->cpus || !readers || !d->tracefs || (instance && *instance && !d->instance)) {
+		ret = tm_err(ENOMEM);
+		goto fail;
+	}
+
+	/* the copies first, back to back: the time between CPUs is the copy time alone */
+	copts.tracefs_dir = tfs;
+	start = tm_now_ns();
+	for (i = 0; i < TM_MAX_CPUS; i++) {
+		struct dump_cpu *dc;
+
+		if (!set[i])
+			continue;
+		dc = &d->cpus[d->nr];
+		t0 = tm_now_ns();
+		readers[d->nr] = tracemap_cpu_open(instance, i, &copts);
+		if (!readers[d->nr]) {
+			ret = -errno;
+			goto fail;
+		}
+		dc->st.copy_ns = tm_now_ns() - t0;
+		dc->st.cpu = i;
+		d->nr++;
+	}
+	d->total.copy_ns = tm_now_ns() - start;
+	d->total.cpu = -1;
+
+	/* what names the tasks as of the copy */
+	snprintf(path, sizeof(path), "%s/saved_cmdlines", tfs);
+	d->cmdlines = slurp(path, &d->cmdlines_len);
+	if (!d->cmdlines) {
+		ret = -errno;
+		tm_log(TRACEMAP_LOG_ERROR, "cannot read %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	d->clock = read_clock(idir);
+	if (!d->clock) {
+		ret = tm_err(ENOMEM);
+		goto fail;
+	}
+
+	for (i = 0; i < d->nr; i++) {
+		struct dump_cpu *dc = &d->cpus[i];
+		unsigned int sbs = tracemap_cpu_subbuf_size(readers[i]);
+
+		if (i && sbs != d->subbuf_size) {
+			tm_log(TRACEMAP_LOG_ERROR, "CPU %d has %u-byte sub-buffers and CPU %d %u: "
+			       "a trace.dat holds one page size", dc->st.cpu, sbs,
+			       d->cpus[0].st.cpu, d->subbuf_size);
+			ret = tm_err(EPROTO);
+			goto fail;
+		}
+		d->subbuf_size = sbs;
+		ret = take_pages(readers[i], dc);
+		tracemap_cpu_close(readers[i]);
+		readers[i] = NULL;
+		if (ret)
+			goto fail;
+		page_stats(dc, d->subbuf_size);
+		add_total(&d->total, &dc->st);
+	}
+	free(readers);
+	free(set);
+	return d;
+fail:
+	for (i = 0; readers && d && i < d->nr; i++)
+		tracemap_cpu_close(readers[i]);
+	free(readers);
+	free(set);
+	tracemap_dump_free(d);
+	errno = -ret;
+	return NULL;
+}
+
+void tracemap_dump_free(struct tracemap_dump *d)
+{
+	int i;
+
+	if (!d)
+		return;
+	for (i = 0; d->cpus && i < d->nr; i++)
+		free(d->cpus[i].pages);
+	free(d->cpus);
+	free(d->tracefs);
+	free(d->instance);
+	free(d->clock);
+	free(d->cmdlines);
+	free(d);
+}
+
+int tracemap_dump_write(struct tracemap_dump *d, int fd)
+{
+	struct tm_tracedat_cpu *cpus;
+	struct tm_tracedat t;
+	int i, ret;
+
+	if (!d || fd < 0)
+		return tm_err(EINVAL);
+	cpus = calloc(d->nr, sizeof(*cpus));
+	if (!cpus)
+		return tm_err(ENOMEM);
+	for (i = 0; i < d->nr; i++)
+		cpus[i] = (struct tm_tracedat_cpu){ .cpu = d->cpus[i].st.cpu,
+						    .pages = d->cpus[i].pages,
+						    .nr_pages = d->cpus[i].nr_pages };
+	t = (struct tm_tracedat){
+		.tracefs = d->tracefs,
+		.instance = d->instance,
+		.clock = d->clock,
+		.cmdlines = d->cmdlines,
+		.cmdlines_len = d->cmdlines_len,
+		.page_size = d->subbuf_size,
+		.cpus = cpus,
+		.nr = d->nr,
+	};
+	ret = tm_tracedat_write(fd, &t);
+	free(cpus);
+	return ret;
+}
+
+int tracemap_dump_nr_cpus(const struct tracemap_dump *d)
+{
+	return d ? d->nr : tm_err(EINVAL);
+}
+
+int tracemap_dump_cpu(const struct tracemap_dump *d, int idx)
+{
+	if (!d || idx < 0 || idx >= d->nr)
+		return tm_err(EINVAL);
+	return d->cpus[idx].st.cpu;
+}
+
+int tracemap_dump_stats(const struct tracemap_dump *d, int cpu,
+			struct tracemap_dump_cpu_stats *st, size_t sz)
+{
+	const struct tracemap_dump_cpu_stats *s = NULL;
+	int i;
+
+	if (!d || !st || cpu < -1)
+		return tm_err(EINVAL);
+	if (cpu == -1)
+		s = &d->total;
+	for (i = 0; !s && i < d->nr; i++)
+		if (d->cpus[i].st.cpu == cpu)
+			s = &d->cpus[i].st;
+	if (!s)
+		return tm_err(ENOENT);
+	memcpy(st, s, sz < sizeof(*s) ? sz : sizeof(*s));
+	return 0;
+}

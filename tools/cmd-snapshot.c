@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * tracemap snapshot: write what the buffer holds now to a trace.dat
+ * without consuming it. tool_dump() is also the flight recorder's dump.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tracemap.h"
+#include "tracemap-tool.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* "cpu0 1200 events 4756.109581-4758.901234" per CPU, then drops and times */
+static void report(FILE *to, const char *path, struct tracemap_dump *d, uint64_t write_ns,
+		   uint64_t since_ns)
+{
+	struct tracemap_dump_cpu_stats st;
+	int i, n = tracemap_dump_nr_cpus(d);
+
+	fprintf(to, "%s:", path);
+	for (i = 0; i < n; i++) {
+		if (tracemap_dump_stats(d, tracemap_dump_cpu(d, i), &st, sizeof(st)))
+			continue;
+		fprintf(to, "%s cpu%d %llu events", i ? "," : "", st.cpu,
+			(unsigned long long)st.events);
+		if (st.events)
+			fprintf(to, " %llu.%06llu-%llu.%06llu",
+				(unsigned long long)(st.first_ts / 1000000000ULL),
+				(unsigned long long)(st.first_ts % 1000000000ULL / 1000),
+				(unsigned long long)(st.last_ts / 1000000000ULL),
+				(unsigned long long)(st.last_ts % 1000000000ULL / 1000));
+	}
+	tracemap_dump_stats(d, -1, &st, sizeof(st));
+	fprintf(to, "; dropped %llu events + %llu gaps, overwritten before %llu; "
+		"copy %.1f ms, write %.1f ms",
+		(unsigned long long)st.lost, (unsigned long long)st.lost_gaps,
+		(unsigned long long)st.overrun, st.copy_ns / 1e6, write_ns / 1e6);
+	if (since_ns)
+		fprintf(to, ", trigger to file %.1f ms", since_ns / 1e6);
+	fputc('\n', to);
+	fflush(to);
+}
+
+int tool_dump(const char *instance, const char *cpumask, const char *path, uint64_t trigger_ns,
+	      FILE *to)
+{
+	struct tracemap_dump_opts o = { .sz = sizeof(o), .cpumask = cpumask };
+	struct tracemap_dump *d;
+	uint64_t t0;
+	int fd, ret;
+
+	d = tracemap_dump_take(instance, &o);
+	if (!d) {
+		tool_err("cannot copy the buffer of %s: %s", instance ? instance : "the top level",
+			 strerror(errno));
+		return -1;
+	}
+	t0 = mono_ns();
+	if (!strcmp(path, "-"))
+		fd = STDOUT_FILENO;
+	else
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		tool_err("cannot create %s: %s: give a writable -o path", path, strerror(errno));
+		tracemap_dump_free(d);
+		return -1;
+	}
+	ret = tracemap_dump_write(d, fd);
+	if (fd != STDOUT_FILENO && close(fd) && !ret)
+		ret = -errno;
+	if (ret) {
+		tool_err("cannot write %s: %s", path, strerror(-ret));
+		if (fd != STDOUT_FILENO)
+			unlink(path);
+		tracemap_dump_free(d);
+		return -1;
+	}
+	report(to, path, d, mono_ns() - t0, trigger_ns ? mono_ns() - trigger_ns : 0);
+	tracemap_dump_free(d);
+	return 0;
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "top", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *iname = NULL, *cpumask = NULL, *out = "trace.dat";
+	bool top = false;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+B:M:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'B':
+			iname = optarg;
+			break;
+		case 'M':
+			cpumask = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 't':
+			top = true;
+			break;
+		case 'h':
+			tool_usage(stdout);
+			return 0;
+		default:
+			if (optopt == 'B' || optopt == 'M' || optopt == 'o')
+				tool_err("option -%c needs an argument (tracemap --help)", optopt);
+			else
+				tool_err("unknown option '%s' (tracemap --help)", argv[optind - 1]);
+			return 1;
+		}
+	}
+	if (optind < argc) {
+		tool_err("unexpected argument '%s' (tracemap --help)", argv[optind]);
+		return 1;
+	}
+	if (top && iname) {
+		tool_err("-B and --top exclude each other");
+		return 1;
+	}
+	if (!*out) {
+		tool_err("-o needs a file name ('-' for standard output)");
+		return 1;
+	}
+	if (!tool_tracefs() || tool_instance_check(iname, NULL))
+		return 1;
+	/* the report goes to stderr when the file is standard output */
+	return tool_dump(iname, cpumask, out, 0, strcmp(out, "-") ? stdout : stderr) ? 1 : 0;
+}
