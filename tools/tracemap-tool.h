@@ -40,6 +40,7 @@ int tool_dump(const char *instance, const char *cpumask, const char *path, uint6
 
 int cmd_stream(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
+int cmd_flight(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 

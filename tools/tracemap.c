@@ -150,8 +150,11 @@ int main(int argc, char **argv)
 		return cmd_stat(argc - 1, argv + 1);
 	if (!strcmp(cmd, "snapshot"))
 		return cmd_snapshot(argc - 1, argv + 1);
+	if (!strcmp(cmd, "flight"))
+		return cmd_flight(argc - 1, argv + 1);
 	if (!strcmp(cmd, "view"))
 		return cmd_view(argc - 1, argv + 1);
-	tool_err("unknown command '%s': use stream, snapshot, stat or view (tracemap --help)", cmd);
+	tool_err("unknown command '%s': use stream, snapshot, flight, stat or view (tracemap --help)",
+		 cmd);
 	return 1;
 }

@@ -1,0 +1,794 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * tracemap flight: keep an overwrite-mode buffer running and write a
+ * trace.dat of its latest contents on each trigger (SIGUSR1, a trace_marker
+ * line, an event matching a filter, the command failing), never pausing
+ * tracing and never consuming.
+ *
+ * With only the signal trigger the recorder sleeps in read() of a signalfd
+ * and touches nothing between dumps. The marker and event triggers follow
+ * the buffer through a non-consuming stream and test each event's type id,
+ * and only the events of the trigger's type further.
+ *
+ * Nothing is changed before every argument was checked. Changes are made in
+ * this order and undone in the reverse one: the private instance (if no -B),
+ * overwrite mode, buffer size, the events, the follower.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event-parse.h>
+#include <tracefs.h>
+
+#include "tracemap.h"
+#include "tracemap-tool.h"
+#include "cmd-stream.h"
+
+#define DEFAULT_HOLDOFF_MS	1000
+#define FOLLOW_LATENCY_MS	50
+
+struct flight_opts {
+	const char *instance;	/* -B */
+	char **specs;		/* -e, and the -T event */
+	int nr_specs;
+	int buffer_kb;		/* -b; 0: leave as it is */
+	const char *cpumask;	/* -M */
+	const char *output;	/* -o */
+	const char *marker;	/* --marker */
+	const char *tevent;	/* -T system:event */
+	const char *filter;	/* -F */
+	int after_ms;
+	int holdoff_ms;
+	int max_dumps;		/* 0: no limit */
+	char **cmd;		/* after -- */
+};
+
+/* What the follower tests: the type id first, the rest only on a match. */
+struct trigger {
+	struct tep_handle *tep;
+	struct tep_event_filter *filter;
+	const char *marker;
+	size_t marker_len;
+	int print_id;		/* ftrace:print */
+	unsigned int buf_off;	/* its "buf" field */
+	int event_id;		/* -T */
+	bool armed;		/* false while the buffer's earlier contents go by */
+	const char *fired;	/* what fired, until the recorder takes it */
+	char marker_what[96];
+	char event_what[96];
+};
+
+struct recorder {
+	struct flight_opts *o;
+	const char *iname;
+	char *pattern;		/* output name with %n (and maybe %t) */
+	int seq;
+	int dumps;
+	uint64_t last_dump;	/* CLOCK_MONOTONIC of the last dump */
+	uint64_t pending;	/* a trigger waiting for --after-ms, its time */
+	char pending_what[96];
+	unsigned long ignored;	/* triggers dropped by the hold-off */
+};
+
+/* --------------------------------------------------------- file names */
+
+/* -o: a directory (existing or ending in '/') gets trace-%n.dat; a name gets %n added. */
+static char *make_pattern(const char *out)
+{
+	struct stat st;
+	const char *dot;
+	char *p = NULL;
+	size_t len = strlen(out);
+
+	if ((len && out[len - 1] == '/') || (!stat(out, &st) && S_ISDIR(st.st_mode))) {
+		if (asprintf(&p, "%s%strace-%%n.dat", out, out[len - 1] == '/' ? "" : "/") < 0)
+			return NULL;
+		return p;
+	}
+	if (strstr(out, "%n"))
+		return strdup(out);
+	dot = strrchr(out, '.');
+	if (dot && !strchr(dot, '/')) {
+		if (asprintf(&p, "%.*s-%%n%s", (int)(dot - out), out, dot) < 0)
+			return NULL;
+	} else if (asprintf(&p, "%s-%%n", out) < 0) {
+		return NULL;
+	}
+	return p;
+}
+
+/* %n: the dump number, %t: UTC date and time, %%: '%' */
+static void expand(const char *pattern, int seq, char *buf, size_t size)
+{
+	size_t n = 0;
+	struct tm tm;
+	time_t now;
+
+	time(&now);
+	gmtime_r(&now, &tm);
+	for (; *pattern && n + 1 < size; pattern++) {
+		if (*pattern != '%' || !pattern[1]) {
+			buf[n++] = *pattern;
+			continue;
+		}
+		pattern++;
+		if (*pattern == 'n')
+			n += snprintf(buf + n, size - n, "%d", seq);
+		else if (*pattern == 't')
+			n += strftime(buf + n, size - n, "%Y%m%d-%H%M%S", &tm);
+		else
+			buf[n++] = *pattern;
+		if (n >= size)
+			n = size - 1;
+	}
+	buf[n] = '\0';
+}
+
+/* The next name that does not exist yet: a dump never overwrites a file. */
+static int next_path(struct recorder *r, char *buf, size_t size)
+{
+	int tries;
+
+	for (tries = 0; tries < 100000; tries++) {
+		expand(r->pattern, ++r->seq, buf, size);
+		if (access(buf, F_OK) && errno == ENOENT)
+			return 0;
+	}
+	tool_err("no free file name for %s", r->pattern);
+	return -1;
+}
+
+/* -------------------------------------------------------------- dumps */
+
+static void dump_now(struct recorder *r, uint64_t trigger_ns, const char *what)
+{
+	char path[PATH_MAX];
+
+	if (next_path(r, path, sizeof(path)))
+		return;
+	printf("%s: ", what);
+	if (!tool_dump(r->iname, r->o->cpumask, path, trigger_ns, stdout))
+		r->dumps++;
+	r->last_dump = now_ns();
+}
+
+/*
+ * A trigger: dump now, or arm the --after-ms timer. Triggers within the
+ * hold-off after the last dump, or while one waits, are counted and dropped.
+ */
+static void triggered(struct recorder *r, int tfd, const char *what)
+{
+	struct itimerspec its = { 0 };
+	uint64_t now = now_ns();
+
+	if (r->pending ||
+	    (r->last_dump && now - r->last_dump < (uint64_t)r->o->holdoff_ms * 1000000ULL)) {
+		r->ignored++;
+		return;
+	}
+	if (!r->o->after_ms) {
+		dump_now(r, now, what);
+		return;
+	}
+	r->pending = now;
+	snprintf(r->pending_what, sizeof(r->pending_what), "%s", what);
+	its.it_value.tv_sec = r->o->after_ms / 1000;
+	its.it_value.tv_nsec = (long)(r->o->after_ms % 1000) * 1000000;
+	if (timerfd_settime(tfd, 0, &its, NULL)) {
+		tool_err("timerfd: %s: dumping now", strerror(errno));
+		r->pending = 0;
+		dump_now(r, now, what);
+	}
+}
+
+/* ----------------------------------------------------------- triggers */
+
+static int on_event(void *ctx, const struct tracemap_event *ev)
+{
+	struct trigger *t = ctx;
+	struct tep_record rec;
+	unsigned short type;
+	const char *buf;
+
+	if (!t->armed || t->fired || ev->size < sizeof(type))
+		return 0;
+	memcpy(&type, ev->data, sizeof(type));
+	if (type == t->print_id && t->marker && ev->size > t->buf_off) {
+		buf = (const char *)ev->data + t->buf_off;
+		if (memmem(buf, ev->size - t->buf_off, t->marker, t->marker_len))
+			t->fired = t->marker_what;
+	} else if (type == t->event_id) {
+		if (!t->filter) {
+			t->fired = t->event_what;
+		} else {
+			tracemap_event_to_record(ev, &rec);
+			if (tep_filter_match(t->filter, &rec) == TEP_ERRNO__FILTER_MATCH)
+				t->fired = t->event_what;
+		}
+	}
+	return 0;
+}
+
+static int trigger_init(struct trigger *t, const char *tfs, const struct flight_opts *o)
+{
+	const char *systems[3] = { "ftrace", NULL, NULL };
+	struct tep_format_field *f;
+	struct tep_event *e;
+	char sys[256], *colon, *fstr = NULL;
+	enum tep_errno err;
+	char msg[256];
+
+	memset(t, 0, sizeof(*t));
+	t->print_id = t->event_id = -1;
+	if (!o->marker && !o->tevent)
+		return 0;
+	sys[0] = '\0';
+	if (o->tevent) {
+		snprintf(sys, sizeof(sys), "%s", o->tevent);
+		colon = strchr(sys, ':');
+		if (!colon || !colon[1] || colon == sys) {
+			tool_err("-T %s: give the event as system:event", o->tevent);
+			return -1;
+		}
+		*colon = '\0';
+		systems[1] = sys;
+	}
+	t->tep = tracefs_local_events_system(tfs, systems);
+	if (!t->tep) {
+		tool_err("cannot read the event formats of %s/events: %s", tfs, strerror(errno));
+		return -1;
+	}
+	if (o->marker) {
+		e = tep_find_event_by_name(t->tep, "ftrace", "print");
+		f = e ? tep_find_field(e, "buf") : NULL;
+		if (!f) {
+			tool_err("no ftrace:print event with a buf field in %s/events: --marker "
+				 "needs trace_marker support", tfs);
+			return -1;
+		}
+		t->print_id = e->id;
+		t->buf_off = f->offset;
+		t->marker = o->marker;
+		t->marker_len = strlen(o->marker);
+		snprintf(t->marker_what, sizeof(t->marker_what), "marker '%s'", o->marker);
+	}
+	if (o->tevent) {
+		e = tep_find_event_by_name(t->tep, sys, sys + strlen(sys) + 1);
+		if (!e) {
+			tool_err("-T %s: no such event (see %s/available_events)", o->tevent, tfs);
+			return -1;
+		}
+		t->event_id = e->id;
+		snprintf(t->event_what, sizeof(t->event_what), "event %s", o->tevent);
+		if (o->filter) {
+			t->filter = tep_filter_alloc(t->tep);
+			if (!t->filter ||
+			    asprintf(&fstr, "%s/%s: %s", e->system, e->name, o->filter) < 0) {
+				tool_err("out of memory");
+				return -1;
+			}
+			err = tep_filter_add_filter_str(t->filter, fstr);
+			free(fstr);
+			if (err < 0) {
+				tep_filter_strerror(t->filter, err, msg, sizeof(msg));
+				tool_err("-F '%s': %s", o->filter, msg);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static void trigger_free(struct trigger *t)
+{
+	if (t->filter)
+		tep_filter_free(t->filter);
+	if (t->tep)
+		tep_free(t->tep);
+	t->filter = NULL;
+	t->tep = NULL;
+}
+
+/* ------------------------------------------------------- --dump [PID] */
+
+/* argv of /proc/@pid/cmdline is "tracemap flight ..." without --dump */
+static bool is_recorder(const char *pid)
+{
+	char path[64], buf[4096], *p, *end;
+	bool flight = false;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	end = buf + n;
+	for (p = buf, i = 0; p < end; p += strlen(p) + 1, i++) {
+		if (i == 0) {
+			const char *base = strrchr(p, '/');
+
+			if (strcmp(base ? base + 1 : p, "tracemap"))
+				return false;
+		} else if (i == 1) {
+			flight = !strcmp(p, "flight");
+		} else if (!strcmp(p, "--dump")) {
+			return false;
+		} else if (!strcmp(p, "--")) {
+			break;
+		}
+	}
+	return flight;
+}
+
+static int send_dump(const char *pidarg)
+{
+	char *end;
+	struct dirent *de;
+	long pid = 0, found = 0;
+	int n = 0;
+	DIR *dp;
+
+	if (pidarg) {
+		pid = strtol(pidarg, &end, 10);
+		if (*end || pid <= 0) {
+			tool_err("--dump %s: give the PID of a running 'tracemap flight'", pidarg);
+			return 1;
+		}
+		if (!is_recorder(pidarg)) {
+			tool_err("--dump %s: that process is not a running 'tracemap flight'", pidarg);
+			return 1;
+		}
+		found = pid;
+	} else {
+		dp = opendir("/proc");
+		while (dp && (de = readdir(dp))) {
+			if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+			    atol(de->d_name) == (long)getpid() || !is_recorder(de->d_name))
+				continue;
+			if (n++)
+				fprintf(stderr, "%s%ld", n == 2 ? "tracemap: several flight recorders "
+					"run: " : " ", found);
+			found = atol(de->d_name);
+		}
+		if (dp)
+			closedir(dp);
+		if (n > 1) {
+			fprintf(stderr, " %ld: give one with --dump PID\n", found);
+			return 1;
+		}
+		if (!n) {
+			tool_err("no 'tracemap flight' is running: start one first");
+			return 1;
+		}
+	}
+	if (kill((pid_t)found, SIGUSR1)) {
+		tool_err("cannot signal %ld: %s", found, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* --------------------------------------------------------------- setup */
+
+static int parse_int(const char *opt, const char *arg, int min, int max, int *val)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max) {
+		tool_err("%s %s: give a number from %d to %d", opt, arg, min, max);
+		return -1;
+	}
+	*val = (int)v;
+	return 0;
+}
+
+enum { OPT_MARKER = 256, OPT_AFTER, OPT_HOLDOFF, OPT_MAX, OPT_DUMP };
+
+/* Returns 0, 1 when done (--help, --dump) with *status set, or -1 after a message. */
+static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
+{
+	static const struct option longopts[] = {
+		{ "marker", required_argument, NULL, OPT_MARKER },
+		{ "after-ms", required_argument, NULL, OPT_AFTER },
+		{ "hold-off-ms", required_argument, NULL, OPT_HOLDOFF },
+		{ "max-dumps", required_argument, NULL, OPT_MAX },
+		{ "dump", no_argument, NULL, OPT_DUMP },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool dump = false;
+	int c;
+
+	o->holdoff_ms = DEFAULT_HOLDOFF_MS;
+	o->output = "trace.dat";
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+B:e:b:M:o:T:F:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'B':
+			o->instance = optarg;
+			break;
+		case 'e':
+			o->specs[o->nr_specs++] = optarg;
+			break;
+		case 'b':
+			if (parse_int("-b", optarg, 1, INT_MAX, &o->buffer_kb))
+				return -1;
+			break;
+		case 'M':
+			o->cpumask = optarg;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'T':
+			o->tevent = optarg;
+			break;
+		case 'F':
+			o->filter = optarg;
+			break;
+		case OPT_MARKER:
+			if (!*optarg) {
+				tool_err("--marker needs a non-empty string");
+				return -1;
+			}
+			o->marker = optarg;
+			break;
+		case OPT_AFTER:
+			if (parse_int("--after-ms", optarg, 0, 3600000, &o->after_ms))
+				return -1;
+			break;
+		case OPT_HOLDOFF:
+			if (parse_int("--hold-off-ms", optarg, 0, 86400000, &o->holdoff_ms))
+				return -1;
+			break;
+		case OPT_MAX:
+			if (parse_int("--max-dumps", optarg, 1, INT_MAX, &o->max_dumps))
+				return -1;
+			break;
+		case OPT_DUMP:
+			dump = true;
+			break;
+		case 'h':
+			tool_usage(stdout);
+			*status = 0;
+			return 1;
+		default:
+			if (optopt && optopt < 256 && strchr("BebMoTF", optopt))
+				tool_err("option -%c needs an argument (tracemap --help)", optopt);
+			else if (optopt >= OPT_MARKER && optopt <= OPT_MAX)
+				tool_err("option %s needs an argument (tracemap --help)",
+					 argv[optind - 1]);
+			else
+				tool_err("unknown option '%s' (tracemap --help)", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (dump) {
+		if (optind + 1 < argc) {
+			tool_err("--dump takes at most a PID (tracemap --help)");
+			return -1;
+		}
+		*status = send_dump(optind < argc ? argv[optind] : NULL);
+		return 1;
+	}
+	if (optind < argc) {
+		/* getopt stops at "--" and at the first non-option: both start the command */
+		if (!strcmp(argv[optind - 1], "--") || argv[optind][0] != '-')
+			o->cmd = argv + optind;
+		else {
+			tool_err("unexpected argument '%s' (tracemap --help)", argv[optind]);
+			return -1;
+		}
+	}
+	if (o->filter && !o->tevent) {
+		tool_err("-F needs -T system:event: the event the filter applies to");
+		return -1;
+	}
+	if (o->tevent)
+		o->specs[o->nr_specs++] = (char *)o->tevent;
+	if (!*o->output) {
+		tool_err("-o needs a file name or a directory");
+		return -1;
+	}
+	return 0;
+}
+
+/* A tracefs file's value, for putting it back; NULL after a message. */
+static char *save_file(struct tracefs_instance *inst, const char *file)
+{
+	char *v = tracefs_instance_file_read(inst, file, NULL);
+
+	if (!v)
+		tool_err("cannot read %s of %s: %s", file,
+			 inst ? tracefs_instance_get_name(inst) : "the top level", strerror(errno));
+	return v;
+}
+
+static int write_file(struct tracefs_instance *inst, const char *file, const char *val)
+{
+	if (tracefs_instance_file_write(inst, file, val) < 0) {
+		tool_err("cannot write %s to %s of %s: %s%s", val, file,
+			 inst ? tracefs_instance_get_name(inst) : "the top level", strerror(errno),
+			 errno == EBUSY ? " (another reader maps the buffer: stop it first)" : "");
+		return -1;
+	}
+	return 0;
+}
+
+static void restore_file(struct tracefs_instance *inst, const char *file, char **saved)
+{
+	char *nl;
+
+	if (!*saved)
+		return;
+	nl = strchr(*saved, '\n');
+	if (nl)
+		*nl = '\0';
+	if (tracefs_instance_file_write(inst, file, *saved) < 0)
+		tool_err("cannot put %s back to %s: %s", file, *saved, strerror(errno));
+	free(*saved);
+	*saved = NULL;
+}
+
+static pid_t start_command(char **cmd, const sigset_t *sigs)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		tool_err("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (!pid) {
+		sigprocmask(SIG_UNBLOCK, sigs, NULL);
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "tracemap: cannot run %s: %s\n", cmd[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+static int epoll_add(int epfd, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int cmd_flight(int argc, char **argv)
+{
+	struct tracemap_stream_opts so = { .sz = sizeof(so) };
+	char *old_overwrite = NULL, *old_size = NULL, pname[64], what[96];
+	struct tracefs_instance *inst = NULL;
+	struct tracemap_stream *s = NULL;
+	int sfd = -1, tfd = -1, epfd = -1, ret = 1, status = 0, n, i;
+	struct flight_opts o = { 0 };
+	struct ev_set events = { 0 };
+	struct recorder r = { 0 };
+	struct trigger t = { 0 };
+	struct epoll_event evs[4];
+	struct signalfd_siginfo si;
+	bool private = false, stop = false;
+	pid_t child = -1;
+	const char *tfs;
+	sigset_t sigs;
+	uint64_t v;
+
+	/* held from here on, read through a signalfd: setup and restore are never cut short */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGUSR1);
+	sigaddset(&sigs, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	o.specs = calloc(argc + 1, sizeof(*o.specs));
+	if (!o.specs) {
+		tool_err("out of memory");
+		return 1;
+	}
+	n = parse_args(argc, argv, &o, &status);
+	if (n) {
+		ret = n > 0 ? status : 1;
+		goto out;
+	}
+	r.o = &o;
+	r.pattern = make_pattern(o.output);
+	tfs = tool_tracefs();
+	if (!r.pattern || !tfs ||
+	    tool_instance_check(o.instance, ", or leave out -B to record in a private instance"))
+		goto out;
+	if (events_resolve(tfs, o.specs, o.nr_specs, &events) || trigger_init(&t, tfs, &o))
+		goto out;
+
+	if (o.instance) {
+		inst = tracefs_instance_alloc(tfs, o.instance);
+		if (!inst) {
+			tool_err("cannot open instance %s: %s", o.instance, strerror(errno));
+			goto out;
+		}
+	} else {
+		snprintf(pname, sizeof(pname), "tracemap-flight-%d", (int)getpid());
+		inst = tracefs_instance_create(pname);
+		if (!inst) {
+			tool_err("cannot create instance %s: %s", pname, strerror(errno));
+			goto out;
+		}
+		if (!tracefs_instance_is_new(inst)) {
+			tool_err("instance %s already exists: remove it (rmdir %s/instances/%s) "
+				 "if no one uses it", pname, tfs, pname);
+			tracefs_instance_free(inst);
+			inst = NULL;
+			goto out;
+		}
+		private = true;
+	}
+	r.iname = tracefs_instance_get_name(inst);
+
+	/* a flight recorder keeps the newest events: overwrite mode */
+	old_overwrite = save_file(inst, "options/overwrite");
+	if (!old_overwrite || write_file(inst, "options/overwrite", "1"))
+		goto out;
+	if (o.buffer_kb) {
+		snprintf(what, sizeof(what), "%d", o.buffer_kb);
+		old_size = save_file(inst, "buffer_size_kb");
+		if (!old_size || write_file(inst, "buffer_size_kb", what))
+			goto out;
+	}
+	if (events_enable(inst, &events))
+		goto out;
+
+	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sfd < 0 || tfd < 0 || epfd < 0 || epoll_add(epfd, sfd) || epoll_add(epfd, tfd)) {
+		tool_err("cannot set up the wait: %s", strerror(errno));
+		goto out;
+	}
+	if (t.tep) {
+		/* follow without consuming; every event goes by the type-id test */
+		so.mode = TRACEMAP_MODE_FOLLOW;
+		so.flags = TRACEMAP_STREAM_UNORDERED;
+		so.cpumask = o.cpumask;
+		so.latency_ms = FOLLOW_LATENCY_MS;
+		so.watermark = -1;
+		so.on_event = on_event;
+		so.ctx = &t;
+		so.tracefs_dir = tfs;
+		s = tracemap_stream_open(r.iname, &so);
+		if (!s) {
+			tool_err("cannot follow %s: %s", r.iname, strerror(errno));
+			goto out;
+		}
+		/* what was there before we started triggers nothing */
+		while (tracemap_stream_consume(s) > 0)
+			;
+		t.armed = true;
+		if (epoll_add(epfd, tracemap_stream_epoll_fd(s))) {
+			tool_err("epoll: %s", strerror(errno));
+			goto out;
+		}
+	}
+	fprintf(stderr, "tracemap: flight recorder on %s%s; dump with 'tracemap flight --dump' "
+		"or 'kill -USR1 %d'; Ctrl-C stops\n", private ? "the private instance " : "",
+		r.iname, (int)getpid());
+	if (o.cmd) {
+		child = start_command(o.cmd, &sigs);
+		if (child < 0)
+			goto out;
+	}
+
+	ret = 0;
+	while (!stop) {
+		n = epoll_wait(epfd, evs, 4, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			tool_err("epoll_wait: %s", strerror(errno));
+			ret = 1;
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+
+			if (fd == sfd) {
+				while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+					if (si.ssi_signo == SIGUSR1) {
+						triggered(&r, tfd, "SIGUSR1");
+					} else if (si.ssi_signo == SIGCHLD) {
+						while (child > 0 && waitpid(child, &status, WNOHANG) == child) {
+							child = -1;
+							stop = true;
+							if (WIFEXITED(status) && !WEXITSTATUS(status))
+								continue;
+							snprintf(what, sizeof(what), "command %s %d",
+								 WIFEXITED(status) ? "exited" : "killed by signal",
+								 WIFEXITED(status) ? WEXITSTATUS(status) :
+								 WTERMSIG(status));
+							/* the failure is the last thing: no hold-off, no wait */
+							r.last_dump = 0;
+							r.pending = 0;
+							dump_now(&r, now_ns(), what);
+						}
+					} else {
+						stop = true;
+					}
+				}
+			} else if (fd == tfd) {
+				if (read(tfd, &v, sizeof(v)) == sizeof(v) && r.pending) {
+					uint64_t when = r.pending;
+
+					r.pending = 0;
+					dump_now(&r, when, r.pending_what);
+				}
+			} else if (s) {
+				if (tracemap_stream_consume(s) < 0) {
+					tool_err("following %s failed: %s", r.iname, strerror(errno));
+					ret = 1;
+					stop = true;
+				}
+				if (t.fired) {
+					triggered(&r, tfd, t.fired);
+					t.fired = NULL;
+				}
+			}
+		}
+		if (o.max_dumps && r.dumps >= o.max_dumps)
+			stop = true;
+	}
+	if (r.ignored)
+		fprintf(stderr, "tracemap: %lu triggers fell in the hold-off (--hold-off-ms %d) "
+			"and were not dumped\n", r.ignored, o.holdoff_ms);
+	if (child > 0) {
+		kill(child, SIGTERM);
+		waitpid(child, NULL, 0);
+	}
+out:
+	/* reverse order of the setup */
+	tracemap_stream_close(s);
+	events_restore(inst, &events);
+	events_free(&events);
+	restore_file(inst, "buffer_size_kb", &old_size);
+	restore_file(inst, "options/overwrite", &old_overwrite);
+	if (private) {
+		if (tracefs_instance_destroy(inst))
+			tool_err("cannot remove the private instance %s: %s", pname,
+				 strerror(errno));
+	}
+	tracefs_instance_free(inst);
+	trigger_free(&t);
+	if (sfd >= 0)
+		close(sfd);
+	if (tfd >= 0)
+		close(tfd);
+	if (epfd >= 0)
+		close(epfd);
+	free(r.pattern);
+	free(o.specs);
+	return ret;
+}
