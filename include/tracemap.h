@@ -242,13 +242,19 @@ TRACEMAP_API struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stre
  * Dumps: a non-consuming copy of the whole buffer, written as trace.dat
  */
 
-/* tracemap_dump_opts.flags: none defined yet, pass 0 */
+/*
+ * tracemap_dump_opts.flags: write an instance's buffer as the file's
+ * top-level buffer, without a buffer name (trace-cmd report then prints no
+ * instance prefix, KernelShark opens one stream instead of an empty top-level
+ * one plus the instance)
+ */
+#define TRACEMAP_DUMP_AS_TOP		(1u << 0)
 
 struct tracemap_dump_opts {
 	size_t sz;			/* sizeof(struct tracemap_dump_opts) */
 	const char *tracefs_dir;	/* NULL: find the tracefs mount */
 	const char *cpumask;		/* hex mask as in tracing_cpumask; NULL: online CPUs */
-	unsigned int flags;		/* 0 */
+	unsigned int flags;		/* TRACEMAP_DUMP_* */
 };
 
 struct tracemap_dump_cpu_stats {

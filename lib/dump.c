@@ -21,6 +21,7 @@ struct tracemap_dump {
 	char *tracefs;
 	char *instance;			/* NULL: the top-level buffer */
 	char *clock;			/* the instance's trace clock */
+	bool as_top;			/* TRACEMAP_DUMP_AS_TOP */
 	char *cmdlines;			/* saved_cmdlines as of the copy */
 	size_t cmdlines_len;
 	unsigned int subbuf_size;
@@ -136,6 +137,32 @@ static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size)
 	st->pages = dc->nr_pages;
 }
 
+/*
+ * The kernel overwrote @overrun events older than the oldest page: say so on
+ * that page, as the first page a consuming reader gets would, so that
+ * trace-cmd report and KernelShark show where the buffer lost data. The page
+ * is rewritten by the one page writer.
+ */
+static int mark_overrun(unsigned char *sb, unsigned int sbs, long long overrun)
+{
+	unsigned char *orig;
+	uint64_t commit, ts;
+	int ret;
+
+	memcpy(&commit, sb + 8, sizeof(commit));
+	if ((uint32_t)commit & TM_MISSED_EVENTS)
+		return 0;
+	orig = malloc(sbs);
+	if (!orig)
+		return tm_err(ENOMEM);
+	memcpy(orig, sb, sbs);
+	memcpy(&ts, sb, sizeof(ts));
+	ret = tm_subbuf_write(sb, sbs, orig, TM_SUBBUF_HDR, TM_SUBBUF_HDR + TM_COMMIT_SIZE(commit),
+			      ts, overrun);
+	free(orig);
+	return ret < 0 ? ret : 0;
+}
+
 /* Pages of a snapshot reader, as self-contained sub-buffers, into @dc. */
 static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc)
 {
@@ -159,6 +186,8 @@ static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc)
 	}
 	tracemap_cpu_stats(c, &cst, sizeof(cst));
 	dc->st.overrun = cst.kernel_overrun;
+	if (cst.kernel_overrun > 0 && dc->nr_pages)
+		return mark_overrun(dc->pages, sbs, cst.kernel_overrun);
 	return 0;
 }
 
@@ -191,9 +220,9 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	ret = copy_opts(&o, opts);
 	if (ret)
 		goto fail;
-	if (o.flags) {
-		tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_opts.flags %#x: no flags are defined, "
-		       "pass 0", o.flags);
+	if (o.flags & ~TRACEMAP_DUMP_AS_TOP) {
+		tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_opts.flags %#x: unknown flags, "
+		       "pass 0 or TRACEMAP_DUMP_AS_TOP", o.flags);
 		ret = tm_err(EINVAL);
 		goto fail;
 	}
@@ -224,6 +253,7 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	readers = calloc(n, sizeof(*readers));
 	d->tracefs = strdup(tfs);
 	d->instance = instance && *instance ? strdup(instance) : NULL;
+	d->as_top = o.flags & TRACEMAP_DUMP_AS_TOP;
 	if (!d->cpus || !readers || !d->tracefs || (instance && *instance && !d->instance)) {
 		ret = tm_err(ENOMEM);
 		goto fail;
@@ -331,7 +361,7 @@ int tracemap_dump_write(struct tracemap_dump *d, int fd)
 						    .nr_pages = d->cpus[i].nr_pages };
 	t = (struct tm_tracedat){
 		.tracefs = d->tracefs,
-		.instance = d->instance,
+		.instance = d->as_top ? NULL : d->instance,
 		.clock = d->clock,
 		.cmdlines = d->cmdlines,
 		.cmdlines_len = d->cmdlines_len,
