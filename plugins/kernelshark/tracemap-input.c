@@ -49,6 +49,12 @@ struct live_src {
 
 static char *last_source;
 static int last_follow_ms;
+static unsigned long long last_events;
+
+unsigned long long tmks_live_events(void)
+{
+	return last_events;
+}
 
 const char *tmks_live_source(void)
 {
@@ -215,9 +221,13 @@ bool KSHARK_INPUT_CHECK(const char *file)
 	return realpath(file, real) && is_buffer_dir(real);
 }
 
-/* Copy the live buffer and write it as a trace.dat image into a memory file. */
-static int snapshot_image(const struct live_src *src)
+/*
+ * Copy the live buffer and write it as a trace.dat image into a memory file;
+ * the events copied go to @events.
+ */
+static int snapshot_image(const struct live_src *src, unsigned long long *events)
 {
+	struct tracemap_dump_cpu_stats st = { 0 };
 	struct tracemap_dump_opts opts = {
 		.sz = sizeof(opts),
 		.tracefs_dir = src->tracefs,
@@ -243,6 +253,8 @@ static int snapshot_image(const struct live_src *src)
 		return ret;
 	}
 	ret = tracemap_dump_write(d, fd);
+	if (!tracemap_dump_stats(d, -1, &st, sizeof(st)))
+		*events = st.events;
 	tracemap_dump_free(d);
 	if (ret < 0) {
 		fprintf(stderr, "tracemap: writing the trace.dat image failed: %s\n", strerror(-ret));
@@ -260,6 +272,7 @@ static int snapshot_image(const struct live_src *src)
 int KSHARK_INPUT_INITIALIZER(struct kshark_data_stream *stream)
 {
 	char image[64], *live = stream->file, *copy;
+	unsigned long long events = 0;
 	struct live_src src;
 	int fd, ret;
 
@@ -269,7 +282,7 @@ int KSHARK_INPUT_INITIALIZER(struct kshark_data_stream *stream)
 	copy = strdup(live);
 	if (!copy)
 		return -ENOMEM;
-	fd = snapshot_image(&src);
+	fd = snapshot_image(&src, &events);
 	if (fd < 0) {
 		free(copy);
 		return fd;
@@ -292,6 +305,8 @@ int KSHARK_INPUT_INITIALIZER(struct kshark_data_stream *stream)
 	free(last_source);
 	last_source = copy;
 	last_follow_ms = src.follow_ms;
+	last_events = events;
+	tmks_opened();
 	return 0;
 }
 

@@ -19,11 +19,20 @@ extern "C" {
  */
 TMKS_HIDDEN const char *tmks_live_source(void);
 
+/* The number of events in the copy opened last. */
+TMKS_HIDDEN unsigned long long tmks_live_events(void);
+
 /*
  * The follow period in ms asked for by the descriptor file opened last or,
  * failing that, by TRACEMAP_FOLLOW_MS in the environment; 0 when neither.
  */
 TMKS_HIDDEN int tmks_follow_ms(void);
+
+/*
+ * The input part opened a live buffer (from any thread: KernelShark loads in
+ * a worker): the menu part, when loaded, starts following if asked to.
+ */
+TMKS_HIDDEN void tmks_opened(void);
 
 #ifdef __cplusplus
 }

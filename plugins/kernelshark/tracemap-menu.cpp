@@ -43,6 +43,7 @@ struct Follow {
 	int period_ms = 0;		/* 0: not following */
 	unsigned long refreshes = 0;
 	bool busy = false;
+	bool started = false;		/* following was started once on open */
 };
 
 Follow follow;
@@ -81,7 +82,8 @@ void refresh()
 	follow.ks->loadDataFile(QString(src));
 	follow.busy = false;
 	follow.refreshes++;
-	show_state(QString("refresh %1 at %2").arg(follow.refreshes)
+	show_state(QString("%1 events, refresh %2 at %3").arg(tmks_live_events())
+		   .arg(follow.refreshes)
 		   .arg(QDateTime::currentDateTime().toString("HH:mm:ss.zzz")));
 }
 
@@ -141,10 +143,17 @@ extern "C" void *KSHARK_MENU_PLUGIN_INITIALIZER(void *gui_ptr)
 	ks->addPluginMenu("Tools/tracemap: follow", menu_follow);
 	ks->addPluginMenu("Tools/tracemap: stop following", menu_stop);
 
-	/* once the event loop runs, the command line's file is open */
-	QTimer::singleShot(0, ks, [] () {
-		if (tmks_live_source() && tmks_follow_ms() > 0)
-			start_following(tmks_follow_ms(), false);
-	});
 	return nullptr;
+}
+
+void tmks_opened(void)
+{
+	if (!follow.ks || follow.started || tmks_follow_ms() <= 0)
+		return;
+	follow.started = true;
+	/* called in KernelShark's loading thread: start the timer in the GUI thread */
+	QMetaObject::invokeMethod(follow.ks, [] () {
+		if (follow.period_ms <= 0)
+			start_following(tmks_follow_ms(), false);
+	}, Qt::QueuedConnection);
 }
