@@ -96,6 +96,7 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DEPS)
 	$(Q)sh scripts/mount-tracefs.sh
 	$(Q)sh bench/run-bench.sh
+	$(Q)BENCH_FLIGHT_APPEND=$(O)/bench/results.md sh bench/run-flight.sh
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all

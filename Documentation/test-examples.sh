@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 
 EX=build/Documentation/examples
-for p in libtracemap libtracemap-cpu libtracemap-read libtracemap-print libtracemap-stream; do
+for p in libtracemap libtracemap-cpu libtracemap-read libtracemap-print libtracemap-stream libtracemap-dump; do
 	[ -x "$EX/$p" ] || tl_fail "$EX/$p is not built: run 'make check-build' first"
 done
 tl_require_root
@@ -179,6 +179,20 @@ cat "$out.err"
 check_stream "$out" "$out.err" "$a" 20000 "$b" 30000 1000
 [ "$(cat "$TL_TRACEFS/instances/$big/buffer_percent")" = "$percent" ] ||
 	tl_fail "buffer_percent was not restored to $percent"
+
+# libtracemap-dump(3): a trace.dat of what is there, nothing consumed
+tl_markers "$inst" "$cpu" 500 40
+"$EX/libtracemap-dump" "$inst" "$TL_TMP/dump.dat" > "$out" || tl_fail "libtracemap-dump failed"
+cat "$out"
+grep -qx "cpu$cpu: 40 events, 0 lost" "$out" && grep -q "^$TL_TMP/dump.dat: 40 events in [0-9]* pages$" "$out" ||
+	tl_fail "libtracemap-dump: expected 40 events on cpu$cpu"
+if command -v trace-cmd > /dev/null; then
+	trace-cmd report "$TL_TMP/dump.dat" > "$TL_TMP/dump.txt" 2> /dev/null ||
+		tl_fail "trace-cmd report cannot read the example's dump"
+	expect_seqs "$TL_TMP/dump.txt" 500 539
+fi
+"$EX/libtracemap" "$inst" > "$out" || tl_fail "libtracemap failed"
+grep -q "^cpu$cpu: 40 events" "$out" || tl_fail "libtracemap: the dump consumed events"
 
 echo "PASS: every example printed what its page says"
 exit 0

@@ -77,6 +77,7 @@ int bn_load_open(const char *instance)
 	char path[256];
 	int fd;
 
+	bn_tracefs();	/* a writer run on its own (tm-load) has not looked for it yet */
 	ti_path(path, sizeof(path), instance, "trace_marker_raw");
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -263,11 +263,11 @@ struct tracemap_dump_cpu_stats {
 	uint64_t pages;			/* sub-buffers in the dump */
 	uint64_t first_ts;		/* oldest event (trace clock); 0 without events */
 	uint64_t last_ts;		/* newest event */
-	uint64_t lost;			/* events marked lost inside the dump (known counts) */
-	uint64_t lost_gaps;		/* places marked as lost without a count: pages the
+	uint64_t lost;			/* events marked lost in the dump (known counts); with
+					   nothing consumed, the overrun before the first page */
+	uint64_t lost_gaps;		/* places marked lost without a count: pages the
 					   writer recycled during the copy */
-	uint64_t overrun;		/* kernel: events overwritten since the last reset, before
-					   the oldest one the buffer still held */
+	uint64_t overrun;		/* kernel: events overwritten since the last reset */
 	uint64_t copy_ns;		/* CLOCK_MONOTONIC time the copy took */
 	int cpu;			/* the CPU, or -1 for the sums over all CPUs */
 };

@@ -1111,3 +1111,8 @@ bool tm_cpu_region_left(const struct tracemap_cpu *c)
 {
 	return c->have_region && c->ev_walk.off < c->ev_walk.end;
 }
+
+int tm_cpu_kernel_counters(const struct tracemap_cpu *c, uint64_t *overrun, uint64_t *nread)
+{
+	return read_cpu_stats(c, overrun, nread);
+}

@@ -14,6 +14,7 @@
 struct dump_cpu {
 	unsigned char *pages;		/* nr_pages sub-buffers of subbuf_size bytes */
 	size_t nr_pages;
+	uint64_t read;			/* kernel: events consumed, as of the copy */
 	struct tracemap_dump_cpu_stats st;
 };
 
@@ -137,39 +138,12 @@ static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size)
 	st->pages = dc->nr_pages;
 }
 
-/*
- * The kernel overwrote @overrun events older than the oldest page: say so on
- * that page, as the first page a consuming reader gets would, so that
- * trace-cmd report and KernelShark show where the buffer lost data. The page
- * is rewritten by the one page writer.
- */
-static int mark_overrun(unsigned char *sb, unsigned int sbs, long long overrun)
-{
-	unsigned char *orig;
-	uint64_t commit, ts;
-	int ret;
-
-	memcpy(&commit, sb + 8, sizeof(commit));
-	if ((uint32_t)commit & TM_MISSED_EVENTS)
-		return 0;
-	orig = malloc(sbs);
-	if (!orig)
-		return tm_err(ENOMEM);
-	memcpy(orig, sb, sbs);
-	memcpy(&ts, sb, sizeof(ts));
-	ret = tm_subbuf_write(sb, sbs, orig, TM_SUBBUF_HDR, TM_SUBBUF_HDR + TM_COMMIT_SIZE(commit),
-			      ts, overrun);
-	free(orig);
-	return ret < 0 ? ret : 0;
-}
-
 /* Pages of a snapshot reader, as self-contained sub-buffers, into @dc. */
 static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc)
 {
 	unsigned int sbs = tracemap_cpu_subbuf_size(c);
 	/* a lost-only region may add a page to the ring's worth */
 	size_t cap = (size_t)tracemap_cpu_nr_subbufs(c) + 1;
-	struct tracemap_cpu_stats cst;
 	int ret;
 
 	dc->pages = malloc(cap * sbs);
@@ -184,11 +158,42 @@ static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc)
 			break;
 		dc->nr_pages++;
 	}
-	tracemap_cpu_stats(c, &cst, sizeof(cst));
-	dc->st.overrun = cst.kernel_overrun;
-	if (cst.kernel_overrun > 0 && dc->nr_pages)
-		return mark_overrun(dc->pages, sbs, cst.kernel_overrun);
 	return 0;
+}
+
+/*
+ * Events the writer overwrote before the oldest one still in the buffer are
+ * lost right before the first page, as a consuming reader would be told.
+ * That is certain only while nothing was consumed: a consumer has been told
+ * of the losses before what it read, and what it left may follow on.
+ */
+static int mark_overrun(struct dump_cpu *dc, unsigned int sbs, uint64_t overrun, uint64_t nread)
+{
+	unsigned int end = 0;
+	uint64_t commit, ts;
+	unsigned char *tmp;
+	struct tm_walk w;
+	struct tm_rec rec;
+	long long lost;
+	int ret;
+
+	if (!overrun || nread || !dc->nr_pages)
+		return 0;
+	tmp = malloc(sbs);
+	if (!tmp)
+		return tm_err(ENOMEM);
+	memcpy(tmp, dc->pages, sbs);
+	memcpy(&ts, tmp, sizeof(ts));
+	memcpy(&commit, tmp + 8, sizeof(commit));
+	lost = tm_subbuf_lost(tmp, sbs);
+	lost = lost == TRACEMAP_LOST_UNKNOWN ? lost : lost + (long long)overrun;
+	/* up to the last event: a full page's trailing padding makes room for the count */
+	w = (struct tm_walk){ tmp + TM_SUBBUF_HDR, 0, TM_COMMIT_SIZE(commit), ts };
+	while (tm_walk_next(&w, &rec) > 0)
+		end = w.off;
+	ret = tm_subbuf_write(dc->pages, sbs, tmp + TM_SUBBUF_HDR, 0, end, ts, lost);
+	free(tmp);
+	return ret < 0 ? ret : 0;
 }
 
 static void add_total(struct tracemap_dump_cpu_stats *t, const struct tracemap_dump_cpu_stats *s)
@@ -276,6 +281,9 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		}
 		dc->st.copy_ns = tm_now_ns() - t0;
 		dc->st.cpu = i;
+		/* the kernel's counters as of the copy */
+		if (tm_cpu_kernel_counters(readers[d->nr], &dc->st.overrun, &dc->read))
+			dc->st.overrun = dc->read = 0;
 		d->nr++;
 	}
 	d->total.copy_ns = tm_now_ns() - start;
@@ -310,6 +318,8 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		ret = take_pages(readers[i], dc);
 		tracemap_cpu_close(readers[i]);
 		readers[i] = NULL;
+		if (!ret)
+			ret = mark_overrun(dc, sbs, dc->st.overrun, dc->read);
 		if (ret)
 			goto fail;
 		page_stats(dc, d->subbuf_size);

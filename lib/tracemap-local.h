@@ -136,6 +136,11 @@ void tm_cpu_count_late(struct tracemap_cpu *c);
 uint64_t tm_cpu_regions(const struct tracemap_cpu *c);
 /* The sub-buffer id of the region tracemap_cpu_next_event() walks (read backend: a counter). */
 unsigned int tm_cpu_region_id(const struct tracemap_cpu *c);
+/*
+ * The kernel's overrun and read-events counters from per_cpu/cpuN/stats,
+ * current even where the meta page is not (it changes only at GET_READER).
+ */
+int tm_cpu_kernel_counters(const struct tracemap_cpu *c, uint64_t *overrun, uint64_t *nread);
 /* tracemap_cpu_next_event() still has bytes of its current region to walk: no call into the kernel. */
 bool tm_cpu_region_left(const struct tracemap_cpu *c);
 

@@ -289,6 +289,15 @@ static int trigger_init(struct trigger *t, const char *tfs, const struct flight_
 				tool_err("-F '%s': %s", o->filter, msg);
 				return -1;
 			}
+			/* libtraceevent turns an unknown field into FALSE instead of failing */
+			fstr = tep_filter_make_string(t->filter, e->id);
+			if (!fstr || strstr(fstr, "FALSE")) {
+				tool_err("-F '%s': names a field %s does not have (see %s/events/%s/%s/format)",
+					 o->filter, o->tevent, tfs, e->system, e->name);
+				free(fstr);
+				return -1;
+			}
+			free(fstr);
 		}
 	}
 	return 0;
@@ -623,7 +632,7 @@ int cmd_flight(int argc, char **argv)
 	if (!r.pattern || !tfs ||
 	    tool_instance_check(o.instance, ", or leave out -B to record in a private instance"))
 		goto out;
-	if (events_resolve(tfs, o.specs, o.nr_specs, &events) || trigger_init(&t, tfs, &o))
+	if (trigger_init(&t, tfs, &o) || events_resolve(tfs, o.specs, o.nr_specs, &events))
 		goto out;
 
 	if (o.instance) {

@@ -45,10 +45,9 @@ static void report(FILE *to, const char *path, struct tracemap_dump *d, uint64_t
 				(unsigned long long)(st.last_ts % 1000000000ULL / 1000));
 	}
 	tracemap_dump_stats(d, -1, &st, sizeof(st));
-	fprintf(to, "; dropped %llu events + %llu gaps, overwritten before %llu; "
-		"copy %.1f ms, write %.1f ms",
-		(unsigned long long)st.lost, (unsigned long long)st.lost_gaps,
-		(unsigned long long)st.overrun, st.copy_ns / 1e6, write_ns / 1e6);
+	fprintf(to, "; lost %llu events, %llu gaps of unknown size; copy %.1f ms, write %.1f ms",
+		(unsigned long long)st.lost, (unsigned long long)st.lost_gaps, st.copy_ns / 1e6,
+		write_ns / 1e6);
 	if (since_ns)
 		fprintf(to, ", trigger to file %.1f ms", since_ns / 1e6);
 	fputc('\n', to);
