@@ -4,9 +4,12 @@
  * (CLOCK_MONOTONIC, median of -r repetitions), for bench/run-kernelshark.sh.
  *
  *   ks-refresh [-r reps] -B instance -p plugin.so -o image.dat
- *       plugin=MS    the plugin's part: tracemap_dump_take() of the
- *                    instance and tracemap_dump_write() of the image (to
- *                    image.dat, on a tmpfs)
+ *       first=MS     the plugin's part the first time in the process
+ *                    (the writer reads every event format then)
+ *       plugin=MS    the plugin's part on later refreshes:
+ *                    tracemap_dump_take() of the instance and
+ *                    tracemap_dump_write() of the image (to image.dat, on a
+ *                    tmpfs)
  *       load=MS      KernelShark's load of that image: kshark_open(),
  *                    the buffers, kshark_load_all_entries()
  *       refresh=MS   the whole refresh through the plugin:
@@ -100,7 +103,7 @@ static int dump_to(const char *instance, const char *path)
 
 int main(int argc, char **argv)
 {
-	double plugin[MAX_REPS], load[MAX_REPS], refresh[MAX_REPS], t0;
+	double plugin[MAX_REPS], load[MAX_REPS], refresh[MAX_REPS], t0, first;
 	const char *inst = NULL, *so = NULL, *img = NULL, *file = NULL;
 	struct kshark_context *ctx = NULL;
 	char dir[512];
@@ -139,6 +142,13 @@ int main(int argc, char **argv)
 	if (!kshark_register_plugin(ctx, "tracemap", so))
 		return 1;
 	snprintf(dir, sizeof(dir), "/sys/kernel/tracing/instances/%s", inst);
+	t0 = now_ms();
+	ret = dump_to(inst, img);
+	first = now_ms() - t0;
+	if (ret < 0) {
+		fprintf(stderr, "ks-refresh: dump of %s: %s\n", inst, strerror(-ret));
+		return 1;
+	}
 	for (r = 0; r < reps; r++) {
 		t0 = now_ms();
 		ret = dump_to(inst, img);
@@ -158,7 +168,8 @@ int main(int argc, char **argv)
 		}
 		refresh[r] = now_ms() - t0;
 	}
-	printf("plugin=%.1f load=%.1f refresh=%.1f entries=%zd\n", median(plugin, reps),
+	printf("first=%.1f plugin=%.1f load=%.1f refresh=%.1f entries=%zd\n", first,
+	       median(plugin, reps),
 	       median(load, reps), median(refresh, reps), n);
 	kshark_free(ctx);
 	return 0;

@@ -64,7 +64,7 @@ for n in $EVENTS; do
 	# about 40 bytes an event, with room to spare: nothing is overwritten
 	inst=$(tl_instance bnks $((n * 48 / 2 / 1024 + 1024)))
 	fill "$inst" "$n"
-	line=$($B/ks-refresh -r "$REPS" -B "$inst" -p "$PLUGIN" -o "$OUT/img.dat" | grep '^plugin=') ||
+	line=$($B/ks-refresh -r "$REPS" -B "$inst" -p "$PLUGIN" -o "$OUT/img.dat" | grep '^first=') ||
 		die "ks-refresh failed on $inst"
 	rm -f "$OUT/img.dat"
 	r=1
@@ -118,17 +118,19 @@ refreshes=$(ks_titles | sed -n 's/.* refresh \([0-9]*\) at.*/\1/p' | head -1)
 	echo "## KernelShark live view (issue 9)"
 	echo
 	echo "One refresh of a buffer holding N events (trace_marker_raw, half per CPU), median of $REPS, ms."
-	echo "*plugin*: non-consuming copy and trace.dat image; *load*: KernelShark (libkshark) loading that image;"
+	echo "*plugin*: non-consuming copy and trace.dat image, on a refresh (*first*: the first one of a process,"
+	echo "which also reads every event format and kallsyms); *load*: KernelShark (libkshark) loading that image;"
 	echo "*refresh*: both through the plugin (kshark_open of the instance directory). Anchor: \`trace-cmd extract\`"
 	echo "of the same buffer (it consumes; refilled per repetition), then KernelShark loading the file."
 	echo
-	echo "| events | plugin | load | refresh | plugin/load | extract | load (extract) | anchor total | refresh/anchor |"
-	echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| events | first | plugin | load | refresh | plugin/load | extract | load (extract) | anchor total | refresh/anchor |"
+	echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	while read -r l; do
 		echo "$l" | tr ' ' '\n' | awk -F= '{ v[$1] = $2 } END {
 			a = v["extract"] + v["xload"]
-			printf "| %d | %.1f | %.1f | %.1f | %.0f %% | %.0f | %.1f | %.1f | %.2f |\n", v["events"],
-				v["plugin"], v["load"], v["refresh"], 100 * v["plugin"] / v["load"],
+			printf "| %d | %.1f | %.1f | %.1f | %.1f | %.0f %% | %.0f | %.1f | %.1f | %.2f |\n",
+				v["events"], v["first"], v["plugin"], v["load"], v["refresh"],
+				100 * v["plugin"] / v["load"],
 				v["extract"], v["xload"], a, v["refresh"] / a }'
 	done < "$OUT/refresh.raw"
 	echo
