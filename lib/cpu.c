@@ -201,7 +201,7 @@ static int alloc_buffers(struct tracemap_cpu *c)
 	}
 	if (c->mode == TRACEMAP_MODE_CONSUME)
 		return 0;
-	c->copies = malloc((size_t)c->nr_subbufs * c->subbuf_size);
+	c->copies = tm_pages_alloc((size_t)c->nr_subbufs * c->subbuf_size);
 	c->order = calloc(c->nr_subbufs, sizeof(*c->order));
 	c->byid = calloc(c->nr_subbufs, sizeof(*c->byid));
 	c->fbuf = malloc(c->subbuf_size);
@@ -410,7 +410,7 @@ void tracemap_cpu_close(struct tracemap_cpu *c)
 		close(c->fd);
 	free(c->rbuf);
 	free(c->stats_path);
-	free(c->copies);
+	tm_pages_free(c->copies, (size_t)c->nr_subbufs * c->subbuf_size);
 	free(c->order);
 	free(c->byid);
 	free(c->fbuf);

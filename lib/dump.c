@@ -14,6 +14,7 @@
 struct dump_cpu {
 	unsigned char *pages;		/* nr_pages sub-buffers of subbuf_size bytes */
 	size_t nr_pages;
+	size_t cap;			/* bytes mapped at pages */
 	uint64_t read;			/* kernel: events consumed, as of the copy */
 	struct tracemap_dump_cpu_stats st;
 };
@@ -146,7 +147,8 @@ static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc)
 	size_t cap = (size_t)tracemap_cpu_nr_subbufs(c) + 1;
 	int ret;
 
-	dc->pages = malloc(cap * sbs);
+	dc->pages = tm_pages_alloc(cap * sbs);
+	dc->cap = cap * sbs;
 	if (!dc->pages)
 		return tm_err(ENOMEM);
 	while (dc->nr_pages < cap) {
@@ -243,15 +245,9 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		ret = tm_err(ENOMEM);
 		goto fail;
 	}
-	ret = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
-	if (ret)
-		goto fail;
-	for (i = n = 0; i < TM_MAX_CPUS; i++)
-		n += set[i];
-	if (!n) {
-		tm_log(TRACEMAP_LOG_ERROR, "no CPU to dump: give a CPU mask with at least one "
-		       "online CPU");
-		ret = tm_err(ENXIO);
+	n = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
+	if (n < 0) {
+		ret = n;
 		goto fail;
 	}
 	d->cpus = calloc(n, sizeof(*d->cpus));
@@ -345,7 +341,7 @@ void tracemap_dump_free(struct tracemap_dump *d)
 	if (!d)
 		return;
 	for (i = 0; d->cpus && i < d->nr; i++)
-		free(d->cpus[i].pages);
+		tm_pages_free(d->cpus[i].pages, d->cpus[i].cap);
 	free(d->cpus);
 	free(d->tracefs);
 	free(d->instance);

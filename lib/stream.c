@@ -171,7 +171,7 @@ bad:
 	return tm_err(EINVAL);
 }
 
-int tm_select_cpus(const char *mask, const char *idir, bool *set, int max)
+static int select_set(const char *mask, const char *idir, bool *set, int max)
 {
 	char buf[4096], path[4200];
 	int cpu;
@@ -189,6 +189,23 @@ int tm_select_cpus(const char *mask, const char *idir, bool *set, int max)
 		set[cpu] = true;
 	}
 	return cpu ? 0 : tm_err(ENXIO);
+}
+
+int tm_select_cpus(const char *mask, const char *idir, bool *set, int max)
+{
+	int ret, i, n = 0;
+
+	ret = select_set(mask, idir, set, max);
+	if (ret)
+		return ret;
+	for (i = 0; i < max; i++)
+		n += set[i];
+	if (!n) {
+		tm_log(TRACEMAP_LOG_ERROR, "no online CPU found in /sys/devices/system/cpu/online: "
+		       "give a CPU mask");
+		return tm_err(ENXIO);
+	}
+	return n;
 }
 
 /* ---------------------------------------------------------- watermark */
@@ -404,15 +421,9 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	s->on_lost = o.on_lost;
 	s->ctx = o.ctx;
 
-	ret = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
-	if (ret)
-		goto fail;
-	for (i = n = 0; i < TM_MAX_CPUS; i++)
-		n += set[i];
-	if (!n) {
-		tm_log(TRACEMAP_LOG_ERROR, "no online CPU found in /sys/devices/system/cpu/online: "
-		       "give a CPU mask");
-		ret = tm_err(ENXIO);
+	n = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
+	if (n < 0) {
+		ret = n;
 		goto fail;
 	}
 	s->cpus = calloc(n, sizeof(*s->cpus));

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -158,4 +159,26 @@ int tm_write_file(const char *path, const char *val)
 	if (e)
 		return tm_err(e);
 	return (size_t)n == len ? 0 : tm_err(EIO);
+}
+
+void *tm_pages_alloc(size_t size)
+{
+	void *p;
+
+	if (!size)
+		size = 1;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* a refusal only costs speed: 4 KiB pages then */
+	madvise(p, size, MADV_HUGEPAGE);
+	return p;
+}
+
+void tm_pages_free(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size ? size : 1);
 }

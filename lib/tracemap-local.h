@@ -95,7 +95,8 @@ int tm_instance_dir(const char *tracefs, const char *instance, char *buf, size_t
 
 /*
  * set[cpu] for each CPU of the hex @mask (tracing_cpumask syntax), or for
- * every online CPU when @mask is NULL. Returns 0 or -errno after a message.
+ * every online CPU when @mask is NULL. Returns how many (> 0), or -errno
+ * after a message.
  */
 int tm_select_cpus(const char *mask, const char *idir, bool *set, int max);
 
@@ -103,6 +104,15 @@ int tm_read_file(const char *path, char *buf, size_t size);
 int tm_write_file(const char *path, const char *val);
 
 uint64_t tm_now_ns(void);
+
+/*
+ * Memory for copies of whole rings: anonymous pages, huge where the kernel
+ * allows, so that the first write into a fresh copy takes a fault per 2 MiB
+ * instead of per 4 KiB (the faults, not memcpy, dominate a fresh copy).
+ * Free with the same size.
+ */
+void *tm_pages_alloc(size_t size);
+void tm_pages_free(void *p, size_t size);
 
 /* ------------------------------------------------------------ trace.dat */
 

@@ -400,21 +400,6 @@ static int send_dump(const char *pidarg)
 
 /* --------------------------------------------------------------- setup */
 
-static int parse_int(const char *opt, const char *arg, int min, int max, int *val)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max) {
-		tool_err("%s %s: give a number from %d to %d", opt, arg, min, max);
-		return -1;
-	}
-	*val = (int)v;
-	return 0;
-}
-
 enum { OPT_MARKER = 256, OPT_AFTER, OPT_HOLDOFF, OPT_MAX, OPT_DUMP };
 
 /* Returns 0, 1 when done (--help, --dump) with *status set, or -1 after a message. */
@@ -444,7 +429,7 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 			o->specs[o->nr_specs++] = optarg;
 			break;
 		case 'b':
-			if (parse_int("-b", optarg, 1, INT_MAX, &o->buffer_kb))
+			if (tool_parse_int("-b", optarg, 1, INT_MAX, &o->buffer_kb))
 				return -1;
 			break;
 		case 'M':
@@ -467,15 +452,15 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 			o->marker = optarg;
 			break;
 		case OPT_AFTER:
-			if (parse_int("--after-ms", optarg, 0, 3600000, &o->after_ms))
+			if (tool_parse_int("--after-ms", optarg, 0, 3600000, &o->after_ms))
 				return -1;
 			break;
 		case OPT_HOLDOFF:
-			if (parse_int("--hold-off-ms", optarg, 0, 86400000, &o->holdoff_ms))
+			if (tool_parse_int("--hold-off-ms", optarg, 0, 86400000, &o->holdoff_ms))
 				return -1;
 			break;
 		case OPT_MAX:
-			if (parse_int("--max-dumps", optarg, 1, INT_MAX, &o->max_dumps))
+			if (tool_parse_int("--max-dumps", optarg, 1, INT_MAX, &o->max_dumps))
 				return -1;
 			break;
 		case OPT_DUMP:
@@ -486,14 +471,7 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 			*status = 0;
 			return 1;
 		default:
-			if (optopt && optopt < 256 && strchr("BebMoTF", optopt))
-				tool_err("option -%c needs an argument (tracemap --help)", optopt);
-			else if (optopt >= OPT_MARKER && optopt <= OPT_MAX)
-				tool_err("option %s needs an argument (tracemap --help)",
-					 argv[optind - 1]);
-			else
-				tool_err("unknown option '%s' (tracemap --help)", argv[optind - 1]);
-			return -1;
+			return tool_opt_error(argv, "BebMoTF", OPT_MARKER, OPT_MAX);
 		}
 	}
 	if (dump) {
@@ -590,7 +568,7 @@ static int epoll_add(int epfd, int fd)
 int cmd_flight(int argc, char **argv)
 {
 	struct tracemap_stream_opts so = { .sz = sizeof(so) };
-	char *old_overwrite = NULL, *old_size = NULL, pname[64], what[96];
+	char *old_overwrite = NULL, *old_size = NULL, what[96];
 	struct tracefs_instance *inst = NULL;
 	struct tracemap_stream *s = NULL;
 	int sfd = -1, tfd = -1, epfd = -1, ret = 1, status = 0, n, i;
@@ -642,19 +620,9 @@ int cmd_flight(int argc, char **argv)
 			goto out;
 		}
 	} else {
-		snprintf(pname, sizeof(pname), "tracemap-flight-%d", (int)getpid());
-		inst = tracefs_instance_create(pname);
-		if (!inst) {
-			tool_err("cannot create instance %s: %s", pname, strerror(errno));
+		inst = tool_private_instance(tfs, "tracemap-flight");
+		if (!inst)
 			goto out;
-		}
-		if (!tracefs_instance_is_new(inst)) {
-			tool_err("instance %s already exists: remove it (rmdir %s/instances/%s) "
-				 "if no one uses it", pname, tfs, pname);
-			tracefs_instance_free(inst);
-			inst = NULL;
-			goto out;
-		}
 		private = true;
 	}
 	r.iname = tracefs_instance_get_name(inst);
@@ -786,7 +754,7 @@ out:
 	restore_file(inst, "options/overwrite", &old_overwrite);
 	if (private) {
 		if (tracefs_instance_destroy(inst))
-			tool_err("cannot remove the private instance %s: %s", pname,
+			tool_err("cannot remove the private instance %s: %s", r.iname,
 				 strerror(errno));
 	}
 	tracefs_instance_free(inst);

@@ -15,14 +15,7 @@
 
 #include "tracemap.h"
 #include "tracemap-tool.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
+#include "cmd-stream.h"
 
 /* "cpu0 1200 events 4756.109581-4758.901234" per CPU, then drops and times */
 static void report(FILE *to, const char *path, struct tracemap_dump *d, uint64_t write_ns,
@@ -68,7 +61,7 @@ int tool_dump(const char *instance, const char *cpumask, const char *path, uint6
 			 strerror(errno));
 		return -1;
 	}
-	t0 = mono_ns();
+	t0 = now_ns();
 	if (!strcmp(path, "-"))
 		fd = STDOUT_FILENO;
 	else
@@ -88,7 +81,7 @@ int tool_dump(const char *instance, const char *cpumask, const char *path, uint6
 		tracemap_dump_free(d);
 		return -1;
 	}
-	report(to, path, d, mono_ns() - t0, trigger_ns ? mono_ns() - trigger_ns : 0);
+	report(to, path, d, now_ns() - t0, trigger_ns ? now_ns() - trigger_ns : 0);
 	tracemap_dump_free(d);
 	return 0;
 }
@@ -123,21 +116,12 @@ int cmd_snapshot(int argc, char **argv)
 			tool_usage(stdout);
 			return 0;
 		default:
-			if (optopt == 'B' || optopt == 'M' || optopt == 'o')
-				tool_err("option -%c needs an argument (tracemap --help)", optopt);
-			else
-				tool_err("unknown option '%s' (tracemap --help)", argv[optind - 1]);
+			tool_opt_error(argv, "BMo", 0, -1);
 			return 1;
 		}
 	}
-	if (optind < argc) {
-		tool_err("unexpected argument '%s' (tracemap --help)", argv[optind]);
+	if (tool_end_args(argc, argv, iname, top))
 		return 1;
-	}
-	if (top && iname) {
-		tool_err("-B and --top exclude each other");
-		return 1;
-	}
 	if (!*out) {
 		tool_err("-o needs a file name ('-' for standard output)");
 		return 1;

@@ -122,21 +122,12 @@ int cmd_stat(int argc, char **argv)
 			tool_usage(stdout);
 			return 0;
 		default:
-			if (optopt == 'B')
-				tool_err("option -B needs an argument (tracemap --help)");
-			else
-				tool_err("unknown option '%s' (tracemap --help)", argv[optind - 1]);
+			tool_opt_error(argv, "B", 0, -1);
 			return 1;
 		}
 	}
-	if (optind < argc) {
-		tool_err("unexpected argument '%s' (tracemap --help)", argv[optind]);
+	if (tool_end_args(argc, argv, iname, top))
 		return 1;
-	}
-	if (top && iname) {
-		tool_err("-B and --top exclude each other");
-		return 1;
-	}
 	tfs = tool_tracefs();
 	if (!tfs || tool_instance_check(iname, NULL))
 		return 1;

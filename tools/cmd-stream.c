@@ -97,21 +97,6 @@ static void warn_tracing_off(struct tracefs_instance *inst, const char *tfs)
 	free(on);
 }
 
-static int parse_int(const char *opt, const char *arg, int min, int max, int *val)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max) {
-		tool_err("%s %s: give a number from %d to %d", opt, arg, min, max);
-		return -1;
-	}
-	*val = (int)v;
-	return 0;
-}
-
 enum { OPT_TOP = 256, OPT_NONCONSUMING, OPT_UNORDERED, OPT_LATENCY, OPT_WATERMARK, OPT_BUSY,
        OPT_RAW };
 
@@ -153,11 +138,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->unordered = true;
 			break;
 		case OPT_LATENCY:
-			if (parse_int("--latency-ms", optarg, 1, 3600000, &o->latency_ms))
+			if (tool_parse_int("--latency-ms", optarg, 1, 3600000, &o->latency_ms))
 				return -1;
 			break;
 		case OPT_WATERMARK:
-			if (parse_int("--watermark", optarg, 0, 100, &o->watermark))
+			if (tool_parse_int("--watermark", optarg, 0, 100, &o->watermark))
 				return -1;
 			break;
 		case OPT_BUSY:
@@ -170,14 +155,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			tool_usage(stdout);
 			exit(0);
 		default:
-			if (optopt && optopt < 256 && strchr("BeM", optopt))
-				tool_err("option -%c needs an argument (tracemap --help)", optopt);
-			else if (optopt >= OPT_LATENCY && optopt <= OPT_WATERMARK)
-				tool_err("option %s needs an argument (tracemap --help)",
-					 argv[optind - 1]);
-			else
-				tool_err("unknown option '%s' (tracemap --help)", argv[optind - 1]);
-			return -1;
+			return tool_opt_error(argv, "BeM", OPT_LATENCY, OPT_WATERMARK);
 		}
 	}
 	if (optind < argc) {
@@ -201,7 +179,6 @@ int cmd_stream(int argc, char **argv)
 	struct printer p;
 	int sfd = -1, ret = 1;
 	bool private = false, printer_ok = false;
-	char pname[64];
 	const char *tfs, *iname;
 	uint64_t start;
 	sigset_t sigs;
@@ -236,19 +213,9 @@ int cmd_stream(int argc, char **argv)
 		goto out;
 	printer_ok = true;
 	if (!o.instance && !o.top) {
-		snprintf(pname, sizeof(pname), "tracemap-%d", (int)getpid());
-		inst = tracefs_instance_create(pname);
-		if (!inst) {
-			tool_err("cannot create instance %s: %s", pname, strerror(errno));
+		inst = tool_private_instance(tfs, "tracemap");
+		if (!inst)
 			goto out;
-		}
-		if (!tracefs_instance_is_new(inst)) {
-			tool_err("instance %s already exists: remove it (rmdir %s/instances/%s) "
-				 "if no one uses it", pname, tfs, pname);
-			tracefs_instance_free(inst);
-			inst = NULL;
-			goto out;
-		}
 		private = true;
 		/* same clock as a fresh instance has; keep the time column in step */
 		if (!o.raw)

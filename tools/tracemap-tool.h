@@ -26,6 +26,28 @@ const char *tool_tracefs(void);
  */
 int tool_instance_check(const char *name, const char *hint);
 
+/*
+ * Create the private instance "<prefix>-<pid>", which must not exist yet; NULL
+ * after a message.
+ */
+struct tracefs_instance *tool_private_instance(const char *tfs, const char *prefix);
+
+/* @arg as an int in [@min, @max] into *@val; -1 after a message naming @opt. */
+int tool_parse_int(const char *opt, const char *arg, int min, int max, int *val);
+
+/*
+ * The message for getopt's '?': an unknown option, or one without its
+ * argument (the short ones of @with_arg, the long ones with values
+ * @long_min..@long_max). Always -1.
+ */
+int tool_opt_error(char **argv, const char *with_arg, int long_min, int long_max);
+
+/*
+ * After the options of a command that reads one buffer: no operands left,
+ * and not both -B @iname and --top. -1 after a message.
+ */
+int tool_end_args(int argc, char **argv, const char *iname, bool top);
+
 /* Route libtracemap's messages through tool_err(); debug ones when @verbose. */
 void tool_set_lib_print(bool verbose);
 

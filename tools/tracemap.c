@@ -3,9 +3,13 @@
  * tracemap: read ftrace ring buffers through their memory mapping.
  * The subcommands live in cmd-*.c; this file holds main() and what they share.
  */
+#include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include <tracefs.h>
@@ -146,6 +150,65 @@ const char *tool_tracefs(void)
 		tool_err("tracefs is not mounted: run 'mount -t tracefs nodev /sys/kernel/tracing'"
 			 " as root");
 	return dir;
+}
+
+struct tracefs_instance *tool_private_instance(const char *tfs, const char *prefix)
+{
+	struct tracefs_instance *inst;
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s-%d", prefix, (int)getpid());
+	inst = tracefs_instance_create(name);
+	if (!inst) {
+		tool_err("cannot create instance %s: %s", name, strerror(errno));
+		return NULL;
+	}
+	if (!tracefs_instance_is_new(inst)) {
+		tool_err("instance %s already exists: remove it (rmdir %s/instances/%s) "
+			 "if no one uses it", name, tfs, name);
+		tracefs_instance_free(inst);
+		return NULL;
+	}
+	return inst;
+}
+
+int tool_parse_int(const char *opt, const char *arg, int min, int max, int *val)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max) {
+		tool_err("%s %s: give a number from %d to %d", opt, arg, min, max);
+		return -1;
+	}
+	*val = (int)v;
+	return 0;
+}
+
+int tool_opt_error(char **argv, const char *with_arg, int long_min, int long_max)
+{
+	if (optopt > 0 && optopt < 256 && strchr(with_arg, optopt))
+		tool_err("option -%c needs an argument (tracemap --help)", optopt);
+	else if (optopt && optopt >= long_min && optopt <= long_max)
+		tool_err("option %s needs an argument (tracemap --help)", argv[optind - 1]);
+	else
+		tool_err("unknown option '%s' (tracemap --help)", argv[optind - 1]);
+	return -1;
+}
+
+int tool_end_args(int argc, char **argv, const char *iname, bool top)
+{
+	if (optind < argc) {
+		tool_err("unexpected argument '%s' (tracemap --help)", argv[optind]);
+		return -1;
+	}
+	if (top && iname) {
+		tool_err("-B and --top exclude each other");
+		return -1;
+	}
+	return 0;
 }
 
 int tool_instance_check(const char *name, const char *hint)

@@ -9,12 +9,8 @@
 #   reordered marker in any file, and every gap in the numbers is marked as
 #   dropped events where it happened (trace-cmd report's "EVENTS DROPPED"),
 #   with as many KernelShark missed-events entries as marks.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../plugins/tc-common.shlib"
 . "$(dirname "$0")/flight.shlib"
-tl_require_tracemap
-tc_require
-cd "$TL_TMP" || exit 1
+fl_require
 
 # ------------------------------------------------- the newest markers
 inst=$(tl_instance fload)

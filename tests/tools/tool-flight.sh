@@ -14,12 +14,8 @@
 #   it without a dump;
 # - with only the signal trigger the recorder does not wake up while idle;
 # - bad arguments fail before anything is changed.
-. "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../plugins/tc-common.shlib"
 . "$(dirname "$0")/flight.shlib"
-tl_require_tracemap
-tc_require
-cd "$TL_TMP" || exit 1
+fl_require
 
 inst=$(tl_instance fl)
 idir=$TL_TRACEFS/instances/$inst
@@ -115,7 +111,7 @@ timeout 60 "$TM" flight -B "$inst" -o ok.dat -- true > ok.out 2> ok.err ||
 tl_log "command: exit 3 dumped, exit 0 did not"
 
 # --------------------------------------------- idle: no wakeups at all
-fl_start i -B "$inst" -o i.dat
+fl_start i -B "$inst" -o i.dat --max-dumps 1
 ctx() { awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/$FL_PID/status; }
 c0=$(ctx)
 sleep 2
@@ -123,8 +119,12 @@ c1=$(ctx)
 [ "$c0" = "$c1" ] || tl_fail "the recorder woke up $((c1 - c0)) times in 2 s with only a signal trigger"
 kill -USR1 $FL_PID
 fl_wait_dumps i 1
-fl_stop $FL_PID
-tl_log "idle with a signal trigger: 0 wakeups in 2 s"
+# --max-dumps 1: it ends by itself
+tl_wait 10 tc_dead $FL_PID || tl_fail "--max-dumps 1 did not end the recorder after its dump"
+wait $FL_PID || tl_fail "the recorder exited $? after --max-dumps"
+state > after.txt
+diff -u before.txt after.txt || tl_fail "the instance was not put back after --max-dumps"
+tl_log "idle with a signal trigger: 0 wakeups in 2 s; --max-dumps 1 ended it"
 
 # ----------------------------------------------------------- errors
 state > before.txt
