@@ -52,8 +52,6 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end;
-	long v;
 	int c;
 
 	opterr = 0;
@@ -66,19 +64,12 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 			o->specs[o->nr_specs++] = optarg;
 			break;
 		case 'b':
-		case OPT_FOLLOW:
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || v < 1 || v > INT_MAX / 1024) {
-				tool_err("%s wants a positive number (%s), got '%s'",
-					 c == 'b' ? "-b" : "--follow",
-					 c == 'b' ? "KiB per CPU" : "milliseconds", optarg);
+			if (tool_parse_int("-b", optarg, 1, INT_MAX / 1024, &o->buffer_kb))
 				return -1;
-			}
-			if (c == 'b')
-				o->buffer_kb = v;
-			else
-				o->follow_ms = v;
+			break;
+		case OPT_FOLLOW:
+			if (tool_parse_int("--follow", optarg, 1, 3600000, &o->follow_ms))
+				return -1;
 			break;
 		case OPT_KERNELSHARK:
 			o->kernelshark = optarg;
@@ -87,21 +78,10 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 			tool_usage(stdout);
 			exit(0);
 		default:
-			if (optopt && optopt < 256 && strchr("Beb", optopt))
-				tool_err("option -%c needs an argument (tracemap --help)", optopt);
-			else if (optopt == OPT_FOLLOW || optopt == OPT_KERNELSHARK)
-				tool_err("option %s needs an argument (tracemap --help)",
-					 argv[optind - 1]);
-			else
-				tool_err("unknown option '%s' (tracemap --help)", argv[optind - 1]);
-			return -1;
+			return tool_opt_error(argv, "Beb", OPT_FOLLOW, OPT_KERNELSHARK);
 		}
 	}
-	if (optind < argc) {
-		tool_err("unexpected argument '%s' (tracemap --help)", argv[optind]);
-		return -1;
-	}
-	return 0;
+	return tool_end_args(argc, argv, o->instance, false);
 }
 
 /*
@@ -218,7 +198,7 @@ int cmd_view(int argc, char **argv)
 	struct tracefs_instance *inst = NULL;
 	struct view_opts o = { 0 };
 	struct ev_set events = { 0 };
-	char pname[64], dir[PATH_MAX], *old_kb = NULL;
+	char dir[PATH_MAX], *old_kb = NULL;
 	bool private = false;
 	int sfd = -1, ret = 1;
 	const char *tfs, *iname;
@@ -252,25 +232,9 @@ int cmd_view(int argc, char **argv)
 		goto out;
 	}
 
-	if (o.instance) {
-		inst = tracefs_instance_alloc(tfs, o.instance);
-	} else {
-		snprintf(pname, sizeof(pname), "tracemap-view-%d", (int)getpid());
-		inst = tracefs_instance_create(pname);
-		if (inst && !tracefs_instance_is_new(inst)) {
-			tool_err("instance %s already exists: remove it (rmdir %s/instances/%s) "
-				 "if no one uses it", pname, tfs, pname);
-			tracefs_instance_free(inst);
-			inst = NULL;
-			goto out;
-		}
-		private = inst != NULL;
-	}
-	if (!inst) {
-		tool_err("cannot %s instance %s: %s", o.instance ? "open" : "create",
-			 o.instance ? o.instance : pname, strerror(errno));
+	inst = tool_open_instance(tfs, o.instance, "tracemap-view", &private);
+	if (!inst)
 		goto out;
-	}
 	iname = tracefs_instance_get_name(inst);
 	if (o.buffer_kb) {
 		if (!private)

@@ -32,6 +32,14 @@ int tool_instance_check(const char *name, const char *hint);
  */
 struct tracefs_instance *tool_private_instance(const char *tfs, const char *prefix);
 
+/*
+ * The instance -B named (@name, checked with tool_instance_check()), or
+ * without -B a new private instance "<prefix>-<pid>" (then *@private is
+ * true); NULL after a message.
+ */
+struct tracefs_instance *tool_open_instance(const char *tfs, const char *name,
+					    const char *prefix, bool *private);
+
 /* @arg as an int in [@min, @max] into *@val; -1 after a message naming @opt. */
 int tool_parse_int(const char *opt, const char *arg, int min, int max, int *val);
 

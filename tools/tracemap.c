@@ -172,6 +172,20 @@ struct tracefs_instance *tool_private_instance(const char *tfs, const char *pref
 	return inst;
 }
 
+struct tracefs_instance *tool_open_instance(const char *tfs, const char *name,
+					    const char *prefix, bool *private)
+{
+	struct tracefs_instance *inst;
+
+	*private = !name;
+	if (!name)
+		return tool_private_instance(tfs, prefix);
+	inst = tracefs_instance_alloc(tfs, name);
+	if (!inst)
+		tool_err("cannot open instance %s: %s", name, strerror(errno));
+	return inst;
+}
+
 int tool_parse_int(const char *opt, const char *arg, int min, int max, int *val)
 {
 	char *end;
