@@ -1,14 +1,14 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1
 """Screenshots of KernelShark under Xvfb for the GUI tests (Debian's python3
-with python3-pil; PIL cannot read xwd, so the 32-bit ZPixmap is decoded here).
+with python3-pil; PIL cannot read xwd, so its ZPixmap is decoded here).
 
   ks-shot.py png XWD PNG [X Y W H]
-      convert an `xwd` dump to PNG, optionally cropped to a window, without
-      its unpainted black border
+      convert an `xwd` dump to PNG, optionally cropped to a window
   ks-shot.py check XWD X Y W H
       print what the window at X,Y (W x H) shows, one "key value" a line:
-        rows_colored N     rows of the upper half (the graph) that hold at least
+        rows_colored N     rows of the graph (below the marker row, above the
+                           middle) that hold at least
                            20 pixels of a saturated colour (task bars, CPU plots)
         bands N            runs of such rows (one per drawn CPU or task plot)
         colors N           distinct saturated colours there (one per task), and
@@ -28,14 +28,17 @@ def load(path):
     hdr = struct.unpack('>25I', data[:100])
     header_size, fmt = hdr[0], hdr[2]
     width, height = hdr[4], hdr[5]
-    byte_order, bpl, ncolors = hdr[7], hdr[12], hdr[19]
-    # Xvfb's depth 24 has 32-bit pixels: a line is 4 bytes a pixel
-    if fmt != 2 or bpl * 8 // width != 32:
-        sys.exit('ks-shot: %s: only 32-bit ZPixmap xwd files are handled' % path)
+    byte_order, bpp, bpl, ncolors = hdr[7], hdr[11], hdr[12], hdr[19]
+    if fmt != 2 or bpp not in (24, 32):
+        sys.exit('ks-shot: %s: only 24- and 32-bit ZPixmap xwd files are handled' % path)
     off = header_size + ncolors * 12
     raw = data[off:off + bpl * height]
-    # pixels are 0x00RRGGBB words; little-endian words read as B G R X
-    mode = 'BGRX' if byte_order == 0 else 'XRGB'
+    # Xvfb's depth 24: 3 bytes a pixel, lines padded to bytes_per_line;
+    # pixels are 0xRRGGBB, least significant byte first when byte_order is 0
+    if bpp == 24:
+        mode = 'BGR' if byte_order == 0 else 'RGB'
+    else:
+        mode = 'BGRX' if byte_order == 0 else 'XRGB'
     return Image.frombytes('RGB', (width, height), raw, 'raw', mode, bpl)
 
 
@@ -47,9 +50,10 @@ def saturated(p):
 def check(img, x, y, w, h):
     img = img.crop((x, y, x + w, y + h))
     px = img.load()
-    # KernelShark's window: menu and toolbar on top, the graph (CPU and task
-    # plots) above the splitter in the middle, the table below it
-    graph = (0, int(h * 0.08), w, int(h * 0.55))
+    # KernelShark's window: menu bar, pointer and marker rows (about 85
+    # pixels whatever the size), the graph (CPU and task plots) down to the
+    # splitter in the middle, the table below it
+    graph = (0, 88, w, int(h * 0.55))
     table = (0, int(h * 0.55), w, h)
     rows = bands = 0
     colors = {}
@@ -94,11 +98,6 @@ def main():
         if len(sys.argv) == 8:
             x, y, w, h = map(int, sys.argv[4:8])
             img = img.crop((x, y, x + w, y + h))
-        # without a window manager Qt may paint less than the window: drop
-        # the unpainted (black) border
-        box = img.point(lambda v: 255 if v else 0).getbbox()
-        if box:
-            img = img.crop(box)
         img.save(sys.argv[3])
     elif len(sys.argv) == 7 and sys.argv[1] == 'check':
         check(load(sys.argv[2]), *map(int, sys.argv[3:7]))
