@@ -32,36 +32,6 @@ struct tracemap_dump {
 	struct tracemap_dump_cpu_stats total;
 };
 
-/*
- * The options struct rule: at least sz, fields this version does not know
- * must be zero, copy min(sz, sizeof).
- */
-static int copy_opts(struct tracemap_dump_opts *o, const struct tracemap_dump_opts *opts)
-{
-	size_t i;
-
-	memset(o, 0, sizeof(*o));
-	o->sz = sizeof(*o);
-	if (!opts)
-		return 0;
-	if (opts->sz < sizeof(size_t)) {
-		tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_opts.sz is %zu: set it to "
-		       "sizeof(struct tracemap_dump_opts)", opts->sz);
-		return tm_err(EINVAL);
-	}
-	for (i = sizeof(*o); i < opts->sz; i++) {
-		if (((const unsigned char *)opts)[i]) {
-			tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_opts has fields this libtracemap "
-			       "does not know (sz %zu > %zu): build against the installed header",
-			       opts->sz, sizeof(*o));
-			return tm_err(E2BIG);
-		}
-	}
-	memcpy(o, opts, opts->sz < sizeof(*o) ? opts->sz : sizeof(*o));
-	o->sz = sizeof(*o);
-	return 0;
-}
-
 /* Whole file into a malloc'ed, NUL-terminated buffer; *len without the NUL. */
 static char *slurp(const char *path, size_t *len)
 {
@@ -212,8 +182,22 @@ static void add_total(struct tracemap_dump_cpu_stats *t, const struct tracemap_d
 	t->overrun += s->overrun;
 }
 
+/**
+ * tracemap_dump_take - copy the buffer of every CPU without consuming it
+ * @instance: the instance, NULL for the top-level buffer
+ * @opts: NULL, or options with sz set (tracefs_dir, cpumask, flags)
+ *
+ * Opens a snapshot reader per CPU, back to back (the copy: validated pages,
+ * torn ones copied again or marked lost), takes its pages as self-contained
+ * sub-buffers, marks the kernel's overrun on the first page when nothing was
+ * consumed, and reads saved_cmdlines and the trace clock. Every failure is
+ * explained through the print callback.
+ *
+ * Returns the dump, or NULL with errno set.
+ */
 struct tracemap_dump *tracemap_dump_take(const char *instance, const struct tracemap_dump_opts *opts)
 {
+	struct tracemap_cpu_stats cst;
 	struct tracemap_cpu_opts copts = { .sz = sizeof(copts), .mode = TRACEMAP_MODE_SNAPSHOT,
 					   .flags = TRACEMAP_CPU_NO_FALLBACK };
 	char tfs[4096], idir[4096], path[4200];
@@ -224,7 +208,8 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	bool *set = NULL;
 	int ret, i, n;
 
-	ret = copy_opts(&o, opts);
+	memset(&o, 0, sizeof(o));
+	ret = tm_opts_copy(&o, sizeof(o), opts, sizeof(size_t), "tracemap_dump_opts");
 	if (ret)
 		goto fail;
 	if (o.flags & ~TRACEMAP_DUMP_AS_TOP) {
@@ -233,9 +218,9 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		ret = tm_err(EINVAL);
 		goto fail;
 	}
-	ret = tm_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
+	ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
 	if (!ret)
-		ret = tm_instance_dir(tfs, instance, idir, sizeof(idir));
+		ret = tracemap_instance_dir(tfs, instance, idir, sizeof(idir));
 	if (ret)
 		goto fail;
 
@@ -277,9 +262,13 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		}
 		dc->st.copy_ns = tm_now_ns() - t0;
 		dc->st.cpu = i;
-		/* the kernel's counters as of the copy */
-		if (tm_cpu_kernel_counters(readers[d->nr], &dc->st.overrun, &dc->read))
-			dc->st.overrun = dc->read = 0;
+		/* the kernel's counters as of the copy: the meta page has them only as of
+		   the last GET_READER of any reader */
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats", idir, i);
+		if (!tm_cpu_stats_file(path, &cst)) {
+			dc->st.overrun = cst.kernel_overrun;
+			dc->read = cst.kernel_read;
+		}
 		d->nr++;
 	}
 	d->total.copy_ns = tm_now_ns() - start;
@@ -325,6 +314,10 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	free(set);
 	return d;
 fail:
+	/* every failure is explained, as tracemap_*_open() ones are */
+	if (ret == -ENOMEM)
+		tm_log(TRACEMAP_LOG_ERROR, "out of memory copying the buffer of %s: the copy "
+		       "needs twice the ring of every CPU", instance ? instance : "the top level");
 	for (i = 0; readers && d && i < d->nr; i++)
 		tracemap_cpu_close(readers[i]);
 	free(readers);
@@ -334,6 +327,10 @@ fail:
 	return NULL;
 }
 
+/**
+ * tracemap_dump_free - free a dump
+ * @d: the dump, or NULL
+ */
 void tracemap_dump_free(struct tracemap_dump *d)
 {
 	int i;
@@ -350,6 +347,16 @@ void tracemap_dump_free(struct tracemap_dump *d)
 	free(d);
 }
 
+/**
+ * tracemap_dump_write - write a dump as a trace.dat file (version 6, uncompressed)
+ * @d: the dump
+ * @fd: a file or a pipe, written front to back
+ *
+ * Reads the formats, kallsyms and printk formats during the call. A dump can
+ * be written more than once.
+ *
+ * Returns 0, or -errno with errno set.
+ */
 int tracemap_dump_write(struct tracemap_dump *d, int fd)
 {
 	struct tm_tracedat_cpu *cpus;
@@ -380,11 +387,24 @@ int tracemap_dump_write(struct tracemap_dump *d, int fd)
 	return ret;
 }
 
+/**
+ * tracemap_dump_nr_cpus - how many CPUs a dump holds
+ * @d: the dump
+ *
+ * Returns the count, or -EINVAL.
+ */
 int tracemap_dump_nr_cpus(const struct tracemap_dump *d)
 {
 	return d ? d->nr : tm_err(EINVAL);
 }
 
+/**
+ * tracemap_dump_cpu - the CPU number of a dump's @idx-th CPU (ascending)
+ * @d: the dump
+ * @idx: 0 <= @idx < tracemap_dump_nr_cpus()
+ *
+ * Returns the CPU number, or -EINVAL.
+ */
 int tracemap_dump_cpu(const struct tracemap_dump *d, int idx)
 {
 	if (!d || idx < 0 || idx >= d->nr)
@@ -392,6 +412,15 @@ int tracemap_dump_cpu(const struct tracemap_dump *d, int idx)
 	return d->cpus[idx].st.cpu;
 }
 
+/**
+ * tracemap_dump_stats - what a dump holds, per CPU or in all
+ * @d: the dump
+ * @cpu: a CPU number of the dump, or -1 for the sums over all CPUs
+ * @st: receives the statistics
+ * @sz: sizeof(*@st) as the caller knows it; min(@sz, sizeof) bytes are copied
+ *
+ * Returns 0, -ENOENT when @cpu is not in the dump, or -EINVAL.
+ */
 int tracemap_dump_stats(const struct tracemap_dump *d, int cpu,
 			struct tracemap_dump_cpu_stats *st, size_t sz)
 {

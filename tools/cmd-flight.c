@@ -568,7 +568,7 @@ static int epoll_add(int epfd, int fd)
 int cmd_flight(int argc, char **argv)
 {
 	struct tracemap_stream_opts so = { .sz = sizeof(so) };
-	char *old_overwrite = NULL, *old_size = NULL, what[96];
+	char *old_overwrite = NULL, *old_size = NULL, what[96], idir[4096];
 	struct tracefs_instance *inst = NULL;
 	struct tracemap_stream *s = NULL;
 	int sfd = -1, tfd = -1, epfd = -1, ret = 1, status = 0, n, i;
@@ -607,9 +607,13 @@ int cmd_flight(int argc, char **argv)
 	r.o = &o;
 	r.pattern = make_pattern(o.output);
 	tfs = tool_tracefs();
-	if (!r.pattern || !tfs ||
-	    tool_instance_check(o.instance, ", or leave out -B to record in a private instance"))
+	if (!r.pattern || !tfs)
 		goto out;
+	if (tool_instance_dir(o.instance, idir, sizeof(idir))) {
+		if (o.instance && *o.instance)
+			tool_err("(without -B, tracemap flight records in a private instance)");
+		goto out;
+	}
 	if (trigger_init(&t, tfs, &o) || events_resolve(tfs, o.specs, o.nr_specs, &events))
 		goto out;
 
@@ -648,11 +652,10 @@ int cmd_flight(int argc, char **argv)
 		so.on_event = on_event;
 		so.ctx = &t;
 		so.tracefs_dir = tfs;
+		/* a failure is explained by the library (libtracemap-print(3)) */
 		s = tracemap_stream_open(r.iname, &so);
-		if (!s) {
-			tool_err("cannot follow %s: %s", r.iname, strerror(errno));
+		if (!s)
 			goto out;
-		}
 		/* what was there before we started triggers nothing */
 		while (tracemap_stream_consume(s) > 0)
 			;

@@ -55,12 +55,10 @@ int tool_dump(const char *instance, const char *cpumask, const char *path, uint6
 	uint64_t t0;
 	int fd, ret;
 
+	/* a failure is explained by the library (libtracemap-print(3)) */
 	d = tracemap_dump_take(instance, &o);
-	if (!d) {
-		tool_err("cannot copy the buffer of %s: %s", instance ? instance : "the top level",
-			 strerror(errno));
+	if (!d)
 		return -1;
-	}
 	t0 = now_ns();
 	if (!strcmp(path, "-"))
 		fd = STDOUT_FILENO;
@@ -94,6 +92,7 @@ int cmd_snapshot(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *iname = NULL, *cpumask = NULL, *out = "trace.dat";
+	char idir[4096];
 	bool top = false;
 	int c;
 
@@ -126,7 +125,7 @@ int cmd_snapshot(int argc, char **argv)
 		tool_err("-o needs a file name ('-' for standard output)");
 		return 1;
 	}
-	if (!tool_tracefs() || tool_instance_check(iname, NULL))
+	if (tool_instance_dir(iname, idir, sizeof(idir)))
 		return 1;
 	/* the report goes to stderr when the file is standard output */
 	return tool_dump(iname, cpumask, out, 0, strcmp(out, "-") ? stdout : stderr) ? 1 : 0;

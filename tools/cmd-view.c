@@ -221,9 +221,13 @@ int cmd_view(int argc, char **argv)
 		goto out;
 	}
 	tfs = tool_tracefs();
-	if (!tfs ||
-	    tool_instance_check(o.instance, ", or leave out -B to view a private instance"))
+	if (!tfs)
 		goto out;
+	if (tool_instance_dir(o.instance, dir, sizeof(dir))) {
+		if (o.instance && *o.instance)
+			tool_err("(without -B, tracemap view shows a private instance)");
+		goto out;
+	}
 	if (events_resolve(tfs, o.specs, o.nr_specs, &events))
 		goto out;
 	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
