@@ -621,6 +621,7 @@ int cmd_flight(int argc, char **argv)
 	if (!inst)
 		goto out;
 	r.iname = tracefs_instance_get_name(inst);
+	tool_warn_tracing_off(inst, tfs);
 
 	/* a flight recorder keeps the newest events: overwrite mode */
 	old_overwrite = save_file(inst, "options/overwrite");

@@ -82,22 +82,6 @@ static void print_stats(struct tracemap_stream *s, double secs)
 
 /* --------------------------------------------------------------- main */
 
-static void warn_tracing_off(struct tracefs_instance *inst, const char *tfs)
-{
-	char *on = tracefs_instance_file_read(inst, "tracing_on", NULL);
-	char *dir;
-
-	if (on && on[0] == '0') {
-		dir = tracefs_instance_get_dir(inst);
-		tool_err("warning: tracing is off in %s (tracing_on is 0): no new events will be "
-			 "recorded; turn it on with 'echo 1 > %s/tracing_on'",
-			 inst ? tracefs_instance_get_name(inst) : "the top-level buffer",
-			 dir ? dir : tfs);
-		tracefs_put_tracing_file(dir);
-	}
-	free(on);
-}
-
 enum { OPT_LATENCY = 256, OPT_WATERMARK };
 
 static int parse_args(int argc, char **argv, struct opts *o)
@@ -214,7 +198,7 @@ int cmd_stream(int argc, char **argv)
 			p.tfmt = printer_time_format(inst);
 	}
 	iname = inst ? tracefs_instance_get_name(inst) : NULL;
-	warn_tracing_off(inst, tfs);
+	tool_warn_tracing_off(inst, tfs);
 
 	so.mode = o.follow ? TRACEMAP_MODE_FOLLOW : TRACEMAP_MODE_CONSUME;
 	so.flags = (o.unordered ? TRACEMAP_STREAM_UNORDERED : 0) |

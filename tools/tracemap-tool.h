@@ -57,6 +57,9 @@ int tool_opt_error(char **argv, const char *with_arg, int long_min, int long_max
  */
 int tool_end_args(int argc, char **argv, const char *iname, bool top);
 
+/* Warn when @inst (NULL: the top level) has tracing_on 0: nothing new is recorded. */
+void tool_warn_tracing_off(struct tracefs_instance *inst, const char *tfs);
+
 /* Route libtracemap's messages through tool_err(); debug ones when @verbose. */
 void tool_set_lib_print(bool verbose);
 

@@ -224,6 +224,22 @@ int tool_end_args(int argc, char **argv, const char *iname, bool top)
 	return 0;
 }
 
+void tool_warn_tracing_off(struct tracefs_instance *inst, const char *tfs)
+{
+	char *on = tracefs_instance_file_read(inst, "tracing_on", NULL);
+	char *dir;
+
+	if (on && on[0] == '0') {
+		dir = tracefs_instance_get_dir(inst);
+		tool_err("warning: tracing is off in %s (tracing_on is 0): no new events will be "
+			 "recorded; turn it on with 'echo 1 > %s/tracing_on'",
+			 inst ? tracefs_instance_get_name(inst) : "the top-level buffer",
+			 dir ? dir : tfs);
+		tracefs_put_tracing_file(dir);
+	}
+	free(on);
+}
+
 int tool_instance_dir(const char *name, char *idir, size_t size)
 {
 	const char *tfs = tool_tracefs();

@@ -4,7 +4,7 @@
 # - trace-cmd report of it equals, event for event (time stamps, payloads,
 #   task names), the report of a `trace-cmd-mmap --mode snapshot extract` of
 #   the same buffer state; the instance name is in the file;
-# - run twice it gives the same events; -M picks CPUs;
+# - run twice it gives the same events, also through a pipe; -M picks CPUs;
 # - libkshark loads it with exactly as many entries as the report has lines;
 # - a consuming reader afterwards still gets every marker;
 # - bad arguments fail with a message and no file.
@@ -78,6 +78,12 @@ if [ -x "$TC_KSHARK" ]; then
 		tl_fail "libkshark: $(cat ks.txt); the report has $(wc -l < a.ev) events, $total markers"
 	tl_log "libkshark: $(cat ks.txt)"
 fi
+
+# -o -: a pipe (no seeking), the report line on stderr
+"$TM" snapshot -B "$inst" -o - 2> pipe.log | cat > pipe.dat || tl_fail "snapshot -o - failed"
+grep -q '^-: cpu0 ' pipe.log || { cat pipe.log; tl_fail "no report line on stderr for -o -"; }
+tc_report pipe.dat pipe.txt
+events_of pipe.txt | cmp -s - a.ev || tl_fail "the snapshot through a pipe differs from the file's"
 
 # -M: one CPU
 "$TM" snapshot -B "$inst" -M 2 -o cpu1.dat > cpu1.log || tl_fail "snapshot -M 2 failed"
