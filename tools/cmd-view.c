@@ -240,6 +240,7 @@ int cmd_view(int argc, char **argv)
 	if (!inst)
 		goto out;
 	iname = tracefs_instance_get_name(inst);
+	tool_warn_tracing_off(inst, tfs);
 	if (o.buffer_kb) {
 		if (!private)
 			old_kb = tracefs_instance_file_read(inst, "buffer_size_kb", NULL);
