@@ -97,6 +97,7 @@ bench: deps
 	$(Q)sh scripts/mount-tracefs.sh
 	$(Q)sh bench/run-bench.sh
 	$(Q)BENCH_FLIGHT_APPEND=$(O)/bench/results.md sh bench/run-flight.sh
+	$(Q)BENCH_KS_APPEND=$(O)/bench/results.md sh bench/run-kernelshark.sh
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all

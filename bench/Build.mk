@@ -31,3 +31,15 @@ $(BENCH_O)/tm-bench: bench/tm-bench.c $(BENCH_COMMON)
 		$(BENCH_COMMON_C) $(TRACECMD_LIBS) $(TFS_LIBS) $(TEP_LIBS)
 
 BENCH_DEPS	+= $(BENCH_O)/tm-load $(BENCH_O)/tm-consume $(BENCH_O)/tm-bench
+
+# One refresh of the KernelShark view (bench/run-kernelshark.sh), when
+# KernelShark's headers are installed.
+ifneq ($(wildcard /usr/include/kernelshark/libkshark.h),)
+$(BENCH_O)/ks-refresh: bench/ks-refresh.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -isystem /usr/include/kernelshark $(TEP_CFLAGS) \
+		-o $@ $< $(LIB_A) -lkshark $(TEP_LIBS)
+
+BENCH_DEPS	+= $(BENCH_O)/ks-refresh
+endif

@@ -21,6 +21,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,73 @@ static void put_formats(struct obuf *b, const char *tracefs)
 }
 
 /* "flyrecord\0", the per-CPU table, the clock; returns where the table starts */
+/*
+ * What the file says about the kernel rather than the trace: header_page
+ * and header_event, every event format, kallsyms, printk formats. Reading
+ * it takes some 2000 tracefs files and megabytes of kallsyms, most of a
+ * dump's cost when the buffer is small (a live view takes one a second),
+ * and it changes only when modules come or go or dynamic events (kprobes,
+ * uprobes, synthetic events) are made. So the last one is kept with
+ * /proc/modules and dynamic_events as they read then, and reused while both
+ * read the same. BPF programs loaded meanwhile add kallsyms entries that a
+ * reused copy lacks.
+ */
+static struct {
+	pthread_mutex_t lock;
+	char *tracefs;
+	struct obuf sig;
+	struct obuf part;
+} kernel_part = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void put_kernel_part(struct obuf *b, const char *tracefs)
+{
+	struct obuf sig = { 0 }, part = { 0 };
+	char path[4200], *dir;
+
+	put_file(&sig, "/proc/modules", 8, true);
+	snprintf(path, sizeof(path), "%s/dynamic_events", tracefs);
+	put_file(&sig, path, 8, true);
+
+	pthread_mutex_lock(&kernel_part.lock);
+	if (!sig.err && kernel_part.tracefs && !strcmp(kernel_part.tracefs, tracefs) &&
+	    kernel_part.sig.len == sig.len && !memcmp(kernel_part.sig.p, sig.p, sig.len)) {
+		put(b, kernel_part.part.p, kernel_part.part.len);
+		goto out;
+	}
+	put_str(&part, "header_page");
+	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
+	put_file(&part, path, 8, false);
+	put_str(&part, "header_event");
+	snprintf(path, sizeof(path), "%s/events/header_event", tracefs);
+	put_file(&part, path, 8, false);
+	put_formats(&part, tracefs);
+	put_file(&part, "/proc/kallsyms", 4, true);
+	snprintf(path, sizeof(path), "%s/printk_formats", tracefs);
+	put_file(&part, path, 4, true);
+	if (part.err) {
+		b->err = part.err;
+		goto out;
+	}
+	put(b, part.p, part.len);
+	dir = strdup(tracefs);
+	if (sig.err || !dir) {
+		free(dir);
+		goto out;
+	}
+	free(kernel_part.tracefs);
+	free(kernel_part.sig.p);
+	free(kernel_part.part.p);
+	kernel_part.tracefs = dir;
+	kernel_part.sig = sig;
+	kernel_part.part = part;
+	sig = (struct obuf){ 0 };
+	part = (struct obuf){ 0 };
+out:
+	pthread_mutex_unlock(&kernel_part.lock);
+	free(sig.p);
+	free(part.p);
+}
+
 static size_t put_flyrecord(struct obuf *b, int nr_cpus, const char *clock_str)
 {
 	size_t table;
@@ -269,7 +337,7 @@ static int write_all(int fd, const void *data, size_t n)
 int tm_tracedat_write(int fd, const struct tm_tracedat *t)
 {
 	static const unsigned char magic[10] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
-	char path[4200], *clock_opt = NULL, *clock_str = NULL;
+	char *clock_opt = NULL, *clock_str = NULL;
 	size_t table, buffer_opt = 0, pos;
 	unsigned char *zero = NULL;
 	struct obuf b = { 0 };
@@ -291,16 +359,7 @@ int tm_tracedat_write(int fd, const struct tm_tracedat *t)
 	put(&b, &(uint8_t){ sizeof(long) }, 1);
 	put_u32(&b, t->page_size);
 
-	put_str(&b, "header_page");
-	snprintf(path, sizeof(path), "%s/events/header_page", t->tracefs);
-	put_file(&b, path, 8, false);
-	put_str(&b, "header_event");
-	snprintf(path, sizeof(path), "%s/events/header_event", t->tracefs);
-	put_file(&b, path, 8, false);
-	put_formats(&b, t->tracefs);
-	put_file(&b, "/proc/kallsyms", 4, true);
-	snprintf(path, sizeof(path), "%s/printk_formats", t->tracefs);
-	put_file(&b, path, 4, true);
+	put_kernel_part(&b, t->tracefs);
 	put_u64(&b, t->cmdlines_len);
 	put(&b, t->cmdlines, t->cmdlines_len);
 

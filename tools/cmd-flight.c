@@ -658,18 +658,9 @@ int cmd_flight(int argc, char **argv)
 	if (trigger_init(&t, tfs, &o) || events_resolve(tfs, o.specs, o.nr_specs, &events))
 		goto out;
 
-	if (o.instance) {
-		inst = tracefs_instance_alloc(tfs, o.instance);
-		if (!inst) {
-			tool_err("cannot open instance %s: %s", o.instance, strerror(errno));
-			goto out;
-		}
-	} else {
-		inst = tool_private_instance(tfs, "tracemap-flight");
-		if (!inst)
-			goto out;
-		private = true;
-	}
+	inst = tool_open_instance(tfs, o.instance, "tracemap-flight", &private);
+	if (!inst)
+		goto out;
 	r.iname = tracefs_instance_get_name(inst);
 	tool_warn_tracing_off(inst, tfs);
 

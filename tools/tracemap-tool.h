@@ -33,6 +33,14 @@ int tool_instance_dir(const char *name, char *idir, size_t size);
  */
 struct tracefs_instance *tool_private_instance(const char *tfs, const char *prefix);
 
+/*
+ * The instance -B named (@name, checked with tool_instance_dir()), or
+ * without -B a new private instance "<prefix>-<pid>" (then *@private is
+ * true); NULL after a message.
+ */
+struct tracefs_instance *tool_open_instance(const char *tfs, const char *name,
+					    const char *prefix, bool *private);
+
 /* @arg as an int in [@min, @max] into *@val; -1 after a message naming @opt. */
 int tool_parse_int(const char *opt, const char *arg, int min, int max, int *val);
 
@@ -69,5 +77,6 @@ int cmd_stream(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_flight(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_view(int argc, char **argv);
 
 #endif /* _TRACEMAP_TOOL_H */

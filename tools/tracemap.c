@@ -28,6 +28,8 @@ static const char usage_text[] =
 "                       [--hold-off-ms N] [--max-dumps N] [-- command [arg]...]\n"
 "       tracemap flight --dump [pid]\n"
 "       tracemap stat [-B instance | --top]\n"
+"       tracemap view [-B instance] [-e system[:event]]... [-b kb]\n"
+"                     [--follow MS] [--kernelshark PATH]\n"
 "       tracemap --help\n"
 "\n"
 "Read the ftrace ring buffers of an instance through their memory mapping\n"
@@ -95,6 +97,15 @@ static const char usage_text[] =
 "  -B instance          an existing instance\n"
 "  --top                the top-level buffer\n"
 "\n"
+"view: KernelShark on the live buffer of the instance, nothing consumed\n"
+"(Tools -> tracemap: refresh now, follow, stop following).\n"
+"  -B instance          an existing instance; default: a private instance\n"
+"                       tracemap-view-<pid>, removed when KernelShark exits\n"
+"  -e system[:event]    enable these events while KernelShark runs\n"
+"  -b kb                the instance's buffer size per CPU (KiB) meanwhile\n"
+"  --follow MS          refresh every MS milliseconds from the start\n"
+"  --kernelshark PATH   the KernelShark program (default: kernelshark)\n"
+"\n"
 "  -h, --help           this text (also after any command)\n"
 "\n"
 "Exit status: 0 on success, 1 on any error (nothing is changed when the\n"
@@ -157,6 +168,20 @@ struct tracefs_instance *tool_private_instance(const char *tfs, const char *pref
 		tracefs_instance_free(inst);
 		return NULL;
 	}
+	return inst;
+}
+
+struct tracefs_instance *tool_open_instance(const char *tfs, const char *name,
+					    const char *prefix, bool *private)
+{
+	struct tracefs_instance *inst;
+
+	*private = !name;
+	if (!name)
+		return tool_private_instance(tfs, prefix);
+	inst = tracefs_instance_alloc(tfs, name);
+	if (!inst)
+		tool_err("cannot open instance %s: %s", name, strerror(errno));
 	return inst;
 }
 
@@ -250,6 +275,9 @@ int main(int argc, char **argv)
 		return cmd_snapshot(argc - 1, argv + 1);
 	if (!strcmp(cmd, "flight"))
 		return cmd_flight(argc - 1, argv + 1);
-	tool_err("unknown command '%s': use stream, snapshot, flight or stat (tracemap --help)", cmd);
+	if (!strcmp(cmd, "view"))
+		return cmd_view(argc - 1, argv + 1);
+	tool_err("unknown command '%s': use stream, snapshot, flight, stat or view (tracemap --help)",
+		 cmd);
 	return 1;
 }

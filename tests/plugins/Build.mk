@@ -5,6 +5,7 @@ TCT_DIR		:= $(O)/tests/plugins
 TCT_MARKERS	:= $(TCT_DIR)/tc-markers
 TCT_KSHARK	:= $(TCT_DIR)/tc-kshark-count
 TCT_CONTRACT	:= $(TCT_DIR)/tc-contract
+TCT_KSLIVE	:= $(TCT_DIR)/ks-live
 
 # libkshark.h includes <json-c/json.h> (libjson-c-dev); -isystem quiets its own warnings
 KSHARK_CFLAGS	:= -isystem /usr/include/kernelshark $(TFS_CFLAGS) $(TEP_CFLAGS)
@@ -19,6 +20,11 @@ $(TCT_KSHARK): tests/plugins/tc-kshark-count.c
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(KSHARK_CFLAGS) -o $@ $< -lkshark
 
+$(TCT_KSLIVE): tests/plugins/ks-live.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(KSHARK_CFLAGS) -o $@ $< -lkshark
+
 # the libtracefs contract, run with the plugin preloaded (tc-contract.sh)
 $(TCT_CONTRACT): tests/plugins/tc-contract.c
 	@mkdir -p $(dir $@)
@@ -28,5 +34,5 @@ $(TCT_CONTRACT): tests/plugins/tc-contract.c
 
 CHECK_TARGETS	+= $(TCT_MARKERS) $(TCT_CONTRACT)
 ifneq ($(wildcard /usr/include/kernelshark/libkshark.h),)
-CHECK_TARGETS	+= $(TCT_KSHARK)
+CHECK_TARGETS	+= $(TCT_KSHARK) $(TCT_KSLIVE)
 endif

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * KernelShark input plugin of tracemap: opens the live ring buffer of a
+ * tracefs instance without consuming it.
+ *
+ * It claims a tracefs instance directory (/sys/kernel/tracing/instances/NAME),
+ * the tracefs mount itself (the top-level buffer), or a descriptor file
+ * NAME.tracemap (for File -> Open, whose dialog cannot pick a directory).
+ * Opening one copies every CPU's buffer with libtracemap's dump
+ * (tracemap_dump_take(), nothing consumed), writes it as a trace.dat image
+ * into a memory file (tracemap_dump_write()) and hands that to KernelShark's
+ * own trace.dat input, kshark_tep_init_input(); the stream is then marked
+ * "tep data", so event names, the info column, tasks, the sched_events and
+ * missed_events plugins, filters and search work exactly as for a trace.dat
+ * of the same data. Reopening the same path takes a fresh copy: that is how
+ * the menu part (tracemap-menu.cpp) refreshes the view.
+ *
+ * Return values follow KernelShark's input interface: the initializer
+ * returns 0 or a negative errno; check returns true for the paths we take.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <libkshark.h>
+#include <libkshark-plugin.h>
+#include <libkshark-tepdata.h>
+
+#include "tracemap.h"
+#include "tracemap-ks.h"
+
+#define FORMAT_ID		"tracemap live"	/* <= 14 characters, unique */
+#define DESCRIPTOR_SUFFIX	".tracemap"
+#define TRACEFS_MAGIC_NR	0x74726163	/* linux/magic.h TRACEFS_MAGIC */
+
+/* What a path names: a buffer (tracefs mount + instance, NULL for the top). */
+struct live_src {
+	char tracefs[PATH_MAX];
+	char instance[NAME_MAX + 1];
+	bool top;
+	int follow_ms;			/* descriptor's follow-ms, 0 if none */
+};
+
+static char *last_source;
+static int last_follow_ms;
+static unsigned long long last_events;
+
+unsigned long long tmks_live_events(void)
+{
+	return last_events;
+}
+
+const char *tmks_live_source(void)
+{
+	return last_source;
+}
+
+int tmks_follow_ms(void)
+{
+	const char *env;
+
+	if (last_follow_ms > 0)
+		return last_follow_ms;
+	env = getenv("TRACEMAP_FOLLOW_MS");
+	return env ? atoi(env) : 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/* @dir is a buffer directory of a tracefs mount (it has per_cpu/). */
+static bool is_buffer_dir(const char *dir)
+{
+	char sub[PATH_MAX + 16];
+	struct statfs sfs;
+
+	if (statfs(dir, &sfs) || sfs.f_type != TRACEFS_MAGIC_NR)
+		return false;
+	snprintf(sub, sizeof(sub), "%s/per_cpu", dir);
+	return is_dir(sub);
+}
+
+/* Split a buffer directory into tracefs mount and instance name. */
+static int src_from_dir(const char *path, struct live_src *src)
+{
+	char real[PATH_MAX], *slash;
+
+	if (!realpath(path, real) || !is_buffer_dir(real)) {
+		fprintf(stderr, "tracemap: %s is not a tracefs instance directory or tracefs mount\n",
+			path);
+		return -ENOENT;
+	}
+	slash = strrchr(real, '/');
+	if (slash && slash - real >= 10 && !strncmp(slash - 10, "/instances", 10)) {
+		snprintf(src->instance, sizeof(src->instance), "%s", slash + 1);
+		*(slash - 10) = '\0';
+		src->top = false;
+	} else {
+		src->top = true;
+	}
+	snprintf(src->tracefs, sizeof(src->tracefs), "%s", real);
+	return 0;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+/*
+ * A descriptor file: "key = value" lines, '#' comments.
+ *   instance = NAME       the instance (absent or empty: the top-level buffer)
+ *   tracefs = DIR         where tracefs is mounted (default: found by the library)
+ *   follow-ms = N         start following, refreshing every N ms
+ */
+static int src_from_descriptor(const char *path, struct live_src *src)
+{
+	char line[PATH_MAX + 32], dir[PATH_MAX + NAME_MAX + 16];
+	const char *tfs = NULL;
+	char tracefs[PATH_MAX] = "";
+	int lineno = 0, ret = 0;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f) {
+		ret = -errno;
+		fprintf(stderr, "tracemap: cannot read %s: %s\n", path, strerror(errno));
+		return ret;
+	}
+	src->instance[0] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		char *key, *val, *eq;
+
+		lineno++;
+		key = trim(line);
+		if (!*key || *key == '#')
+			continue;
+		eq = strchr(key, '=');
+		if (!eq) {
+			fprintf(stderr, "tracemap: %s:%d: expected 'key = value'\n", path, lineno);
+			ret = -EINVAL;
+			break;
+		}
+		*eq = '\0';
+		val = trim(eq + 1);
+		key = trim(key);
+		if (!strcmp(key, "instance")) {
+			snprintf(src->instance, sizeof(src->instance), "%s", val);
+		} else if (!strcmp(key, "tracefs")) {
+			snprintf(tracefs, sizeof(tracefs), "%s", val);
+		} else if (!strcmp(key, "follow-ms")) {
+			src->follow_ms = atoi(val);
+		} else {
+			fprintf(stderr, "tracemap: %s:%d: unknown key '%s' (known: instance, tracefs,"
+				" follow-ms)\n", path, lineno, key);
+			ret = -EINVAL;
+			break;
+		}
+	}
+	fclose(f);
+	if (ret)
+		return ret;
+
+	tfs = *tracefs ? tracefs : "/sys/kernel/tracing";
+	if (src->instance[0])
+		snprintf(dir, sizeof(dir), "%s/instances/%s", tfs, src->instance);
+	else
+		snprintf(dir, sizeof(dir), "%s", tfs);
+	ret = src_from_dir(dir, src);
+	if (ret)
+		fprintf(stderr, "tracemap: %s names %s, which does not exist: create the instance"
+			" or fix the descriptor\n", path, dir);
+	return ret;
+}
+
+static int src_parse(const char *path, struct live_src *src)
+{
+	memset(src, 0, sizeof(*src));
+	if (ends_with(path, DESCRIPTOR_SUFFIX) && !is_dir(path))
+		return src_from_descriptor(path, src);
+	return src_from_dir(path, src);
+}
+
+/* KernelShark: the unique name of this input's data format. */
+const char *KSHARK_INPUT_FORMAT(void)
+{
+	return FORMAT_ID;
+}
+
+/* KernelShark: true for the paths this input opens (see the top of the file). */
+bool KSHARK_INPUT_CHECK(const char *file)
+{
+	char real[PATH_MAX];
+
+	if (ends_with(file, DESCRIPTOR_SUFFIX) && !is_dir(file))
+		return true;
+	return realpath(file, real) && is_buffer_dir(real);
+}
+
+/*
+ * Copy the live buffer and write it as a trace.dat image into a memory file;
+ * the events copied go to @events.
+ */
+static int snapshot_image(const struct live_src *src, unsigned long long *events)
+{
+	struct tracemap_dump_cpu_stats st = { 0 };
+	struct tracemap_dump_opts opts = {
+		.sz = sizeof(opts),
+		.tracefs_dir = src->tracefs,
+		/* one stream, named below, rather than an empty top level plus the instance */
+		.flags = TRACEMAP_DUMP_AS_TOP,
+	};
+	struct tracemap_dump *d;
+	int fd, ret;
+
+	d = tracemap_dump_take(src->top ? NULL : src->instance, &opts);
+	if (!d) {
+		ret = -errno;
+		fprintf(stderr, "tracemap: cannot copy the ring buffer of %s%s: %s\n",
+			src->top ? "the top-level buffer in " : "instance ",
+			src->top ? src->tracefs : src->instance, strerror(errno));
+		return ret;
+	}
+	fd = memfd_create("tracemap-live.dat", MFD_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		fprintf(stderr, "tracemap: memfd_create: %s\n", strerror(errno));
+		tracemap_dump_free(d);
+		return ret;
+	}
+	ret = tracemap_dump_write(d, fd);
+	if (!tracemap_dump_stats(d, -1, &st, sizeof(st)))
+		*events = st.events;
+	tracemap_dump_free(d);
+	if (ret < 0) {
+		fprintf(stderr, "tracemap: writing the trace.dat image failed: %s\n", strerror(-ret));
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/*
+ * KernelShark: open stream->file. The trace.dat reader is given the memory
+ * file by its /proc/self/fd name (it opens its own descriptor); the stream
+ * keeps the live path so that reopening it refreshes.
+ */
+int KSHARK_INPUT_INITIALIZER(struct kshark_data_stream *stream)
+{
+	char image[64], *live = stream->file, *copy;
+	unsigned long long events = 0;
+	struct live_src src;
+	int fd, ret;
+
+	ret = src_parse(live, &src);
+	if (ret)
+		return ret;
+	copy = strdup(live);
+	if (!copy)
+		return -ENOMEM;
+	fd = snapshot_image(&src, &events);
+	if (fd < 0) {
+		free(copy);
+		return fd;
+	}
+	snprintf(image, sizeof(image), "/proc/self/fd/%d", fd);
+	stream->file = image;
+	ret = kshark_tep_init_input(stream);
+	stream->file = live;
+	close(fd);
+	if (ret < 0) {
+		fprintf(stderr, "tracemap: KernelShark could not read the image of %s (%d)\n",
+			live, ret);
+		free(copy);
+		return ret;
+	}
+	kshark_set_data_format(stream->data_format, TEP_DATA_FORMAT_IDENTIFIER);
+	free(stream->name);
+	stream->name = strdup(src.top ? "top" : src.instance);
+
+	free(last_source);
+	last_source = copy;
+	last_follow_ms = src.follow_ms;
+	last_events = events;
+	tmks_opened();
+	return 0;
+}
+
+/*
+ * KernelShark: close. Not called for streams this input opened (they are
+ * "tep data" then and KernelShark's trace.dat input closes them).
+ */
+int KSHARK_INPUT_DEINITIALIZER(struct kshark_data_stream *stream)
+{
+	return 0;
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1
+"""Screenshots of KernelShark under Xvfb for the GUI tests (Debian's python3
+with python3-pil; PIL cannot read xwd, so its ZPixmap is decoded here).
+
+  ks-shot.py png XWD PNG [X Y W H]
+      convert an `xwd` dump to PNG, optionally cropped to a window
+  ks-shot.py check XWD X Y W H
+      print what the window at X,Y (W x H) shows, one "key value" a line:
+        rows_colored N     rows of the graph (below the marker row, above the
+                           middle) that hold at least
+                           20 pixels of a saturated colour (task bars, CPU plots)
+        bands N            runs of such rows (one per drawn CPU or task plot)
+        colors N           distinct saturated colours there (one per task), and
+        color_list C,...   those drawn over at least 50 pixels, as RRGGBB
+        table_rows N       text lines of the lower half (the table)
+        colored_hash H     a hash of the saturated pixels of the graph area
+"""
+import hashlib
+import struct
+import sys
+
+from PIL import Image
+
+
+def load(path):
+    data = open(path, 'rb').read()
+    hdr = struct.unpack('>25I', data[:100])
+    header_size, fmt = hdr[0], hdr[2]
+    width, height = hdr[4], hdr[5]
+    byte_order, bpp, bpl, ncolors = hdr[7], hdr[11], hdr[12], hdr[19]
+    if fmt != 2 or bpp not in (24, 32):
+        sys.exit('ks-shot: %s: only 24- and 32-bit ZPixmap xwd files are handled' % path)
+    off = header_size + ncolors * 12
+    raw = data[off:off + bpl * height]
+    # Xvfb's depth 24: 3 bytes a pixel, lines padded to bytes_per_line;
+    # pixels are 0xRRGGBB, least significant byte first when byte_order is 0
+    if bpp == 24:
+        mode = 'BGR' if byte_order == 0 else 'RGB'
+    else:
+        mode = 'BGRX' if byte_order == 0 else 'XRGB'
+    return Image.frombytes('RGB', (width, height), raw, 'raw', mode, bpl)
+
+
+def saturated(p):
+    r, g, b = p
+    return max(r, g, b) - min(r, g, b) > 60
+
+
+def check(img, x, y, w, h):
+    img = img.crop((x, y, x + w, y + h))
+    px = img.load()
+    # KernelShark's window: menu bar, pointer and marker rows (about 85
+    # pixels whatever the size), the graph (CPU and task plots) down to the
+    # splitter in the middle, the table below it
+    graph = (0, 88, w, int(h * 0.55))
+    table = (0, int(h * 0.55), w, h)
+    rows = bands = 0
+    colors = {}
+    digest = hashlib.sha1()
+    in_band = False
+    for yy in range(graph[1], graph[3]):
+        n = 0
+        for xx in range(graph[0], graph[2]):
+            p = px[xx, yy]
+            if saturated(p):
+                n += 1
+                colors[p] = colors.get(p, 0) + 1
+                digest.update(bytes((xx & 0xff, yy & 0xff)) + bytes(p))
+        if n >= 20:
+            rows += 1
+            if not in_band:
+                bands += 1
+        in_band = n >= 20
+    # table lines: runs of pixel rows holding more dark (text) pixels than
+    # the emptiest row (grid lines and borders are in every row)
+    dark = [sum(1 for xx in range(0, w, 2) if sum(px[xx, yy]) < 200)
+            for yy in range(table[1], table[3])]
+    base = min(dark) if dark else 0
+    lines = 0
+    inside = False
+    for d in dark:
+        if d >= base + 6 and not inside:
+            lines += 1
+        inside = d >= base + 6
+    print('rows_colored', rows)
+    print('bands', bands)
+    print('colors', len(colors))
+    print('color_list', ','.join(sorted('%02x%02x%02x' % c for c, n in colors.items()
+                                        if n >= 50)))
+    print('table_rows', lines)
+    print('colored_hash', digest.hexdigest()[:16])
+
+
+def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == 'png':
+        img = load(sys.argv[2])
+        if len(sys.argv) == 8:
+            x, y, w, h = map(int, sys.argv[4:8])
+            img = img.crop((x, y, x + w, y + h))
+        img.save(sys.argv[3])
+    elif len(sys.argv) == 7 and sys.argv[1] == 'check':
+        check(load(sys.argv[2]), *map(int, sys.argv[3:7]))
+    else:
+        sys.exit(__doc__)
+
+
+main()

@@ -1,0 +1,88 @@
+#!/bin/sh
+# timeout: 240
+# tracemap view under Xvfb: it makes a private instance with the -e events
+# and the -b size, KernelShark shows it (CPU plots drawn, table rows, no
+# dialog, following from --follow); the instance is removed when KernelShark
+# is killed and when tracemap view gets SIGTERM; with -B the instance's
+# events and buffer size are put back. KS_SCREENSHOT=FILE.png keeps the
+# screenshot of the first view.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/tc-common.shlib"
+. "$(dirname "$0")/ks-xvfb.shlib"
+tc_require
+tl_require_tracemap
+ks_require
+ks_xvfb
+cd "$TL_TMP" || exit 1
+
+# view_start ARGS...: tracemap view in the background; $vpid, $vinst, $vdir
+view_start() {
+	"$TM" view "$@" > view.log 2>&1 &
+	vpid=$!
+	tl_bg $vpid
+	vinst=tracemap-view-$vpid
+	[ $# -ge 2 ] && [ "$1" = -B ] && vinst=$2
+	vdir="$TL_TRACEFS/instances/$vinst"
+	tl_wait 90 ks_has_title "^Kernel Shark ($vdir)" ||
+		{ ks_titles >&2; cat view.log >&2; tl_fail "no KernelShark window on $vdir within 90 s"; }
+	ks_no_dialog
+}
+
+# ks_pid: KernelShark's pid, the child of tracemap view
+ks_pid() { ps -o pid= --ppid "$vpid" | tr -d ' '; }
+gone() { [ ! -d "$1" ]; }
+
+# 1. a private instance with sched events, 512 KiB, following every 500 ms
+view_start -e sched:sched_switch -e sched:sched_wakeup -b 512 --follow 500
+tl_track_instance "$vinst"
+[ -d "$vdir" ] || tl_fail "no private instance $vinst"
+[ "$(cat "$vdir/events/sched/sched_switch/enable")" = 1 ] || tl_fail "sched_switch is not enabled in $vinst"
+# the kernel rounds up to whole sub-buffers
+kb=$(cut -d' ' -f1 "$vdir/buffer_size_kb")
+[ "$kb" -ge 512 ] && [ "$kb" -lt 520 ] || tl_fail "buffer_size_kb of $vinst is $kb, not 512"
+tc_markers "$vinst" 0 0 200
+tc_markers "$vinst" 1 200 200
+tl_wait 30 ks_has_title "tracemap: [0-9]* events, refresh [2-9]" ||
+	{ ks_titles >&2; tl_fail "--follow 500 did not refresh twice within 30 s"; }
+win=$(ks_window '^Kernel Shark')
+ks_shot "$win" v1
+[ "$(ks_val v1 bands)" -ge 2 ] && [ "$(ks_val v1 table_rows)" -ge 5 ] ||
+	{ cat v1.txt >&2; tl_fail "the view of $vinst lacks CPU plots or table rows"; }
+tl_log "view of $vinst: $(ks_val v1 bands) plot bands, $(ks_val v1 table_rows) table rows"
+[ -n "$KS_SCREENSHOT" ] && ks_png v1 "$KS_SCREENSHOT"
+
+# 2. KernelShark killed: tracemap view removes the instance and says so
+kpid=$(ks_pid)
+[ -n "$kpid" ] || tl_fail "no KernelShark child of tracemap view"
+kill -KILL "$kpid"
+tl_wait 20 tc_dead $vpid || tl_fail "tracemap view did not end within 20 s of KernelShark's death"
+wait $vpid; st=$?
+[ $st -eq 1 ] || tl_fail "tracemap view exited $st after KernelShark was killed, not 1"
+grep -q 'KernelShark was killed by signal 9' view.log || { cat view.log >&2; tl_fail "no message about the killed KernelShark"; }
+gone "$vdir" || tl_fail "$vinst is left after KernelShark was killed"
+tl_log "KernelShark killed: $vinst removed"
+
+# 3. SIGTERM to tracemap view: KernelShark is asked to exit, the instance removed, exit 0
+view_start -e sched:sched_switch
+tl_track_instance "$vinst"
+kill -TERM $vpid
+tl_wait 30 tc_dead $vpid || tl_fail "tracemap view did not end within 30 s of SIGTERM"
+wait $vpid; st=$?
+[ $st -eq 0 ] || { cat view.log >&2; tl_fail "tracemap view exited $st after SIGTERM"; }
+gone "$vdir" || tl_fail "$vinst is left after SIGTERM"
+[ -z "$(ks_titles | grep '^Kernel Shark')" ] || tl_fail "KernelShark is still shown"
+tl_log "SIGTERM: KernelShark closed, $vinst removed"
+
+# 4. -B: the events it enabled and the size it set are put back
+inst=$(tl_instance ksv)
+idir="$TL_TRACEFS/instances/$inst"
+before=$(tl_instance_state "$idir"; cat "$idir/buffer_size_kb")
+view_start -B "$inst" -e sched:sched_switch -b 256
+[ "$(cat "$idir/events/sched/sched_switch/enable")" = 1 ] || tl_fail "sched_switch is not enabled in $inst"
+kill -TERM "$(ks_pid)"
+tl_wait 30 tc_dead $vpid || tl_fail "tracemap view did not end within 30 s of KernelShark's exit"
+wait $vpid
+after=$(tl_instance_state "$idir"; cat "$idir/buffer_size_kb")
+[ "$before" = "$after" ] || tl_fail "tracemap view -B $inst did not put the instance back"
+tl_log "-B: $inst as it was"
+exit 0

@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * tracemap view: KernelShark on the live ring buffer of an instance, through
+ * tracemap's KernelShark plugin (plugins/kernelshark/), nothing consumed.
+ *
+ * Without -B a private instance tracemap-view-<pid> is created with the -e
+ * events and the -b buffer size, and removed when KernelShark exits, is
+ * killed, or this command gets SIGINT/SIGTERM/SIGHUP (which it passes on to
+ * KernelShark first). With -B the events it enabled and the buffer size it
+ * changed are put back. Signals are held from the start and read through a
+ * signalfd, so setup and restore are never cut short.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <tracefs.h>
+
+#include "tracemap.h"
+#include "tracemap-tool.h"
+#include "cmd-stream.h"
+
+#define STOP_WAIT_MS	10000	/* KernelShark's time to exit after SIGTERM */
+#define PLUGIN_NAME	"plugin-tracemap.so"
+
+struct view_opts {
+	const char *instance;	/* -B */
+	char **specs;		/* -e */
+	int nr_specs;
+	int buffer_kb;		/* -b, 0: unchanged */
+	int follow_ms;		/* --follow, 0: off */
+	const char *kernelshark;
+};
+
+enum { OPT_FOLLOW = 256, OPT_KERNELSHARK };
+
+static int parse_args(int argc, char **argv, struct view_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "follow", required_argument, NULL, OPT_FOLLOW },
+		{ "kernelshark", required_argument, NULL, OPT_KERNELSHARK },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+B:e:b:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'B':
+			o->instance = optarg;
+			break;
+		case 'e':
+			o->specs[o->nr_specs++] = optarg;
+			break;
+		case 'b':
+			if (tool_parse_int("-b", optarg, 1, INT_MAX / 1024, &o->buffer_kb))
+				return -1;
+			break;
+		case OPT_FOLLOW:
+			if (tool_parse_int("--follow", optarg, 1, 3600000, &o->follow_ms))
+				return -1;
+			break;
+		case OPT_KERNELSHARK:
+			o->kernelshark = optarg;
+			break;
+		case 'h':
+			tool_usage(stdout);
+			exit(0);
+		default:
+			return tool_opt_error(argv, "Beb", OPT_FOLLOW, OPT_KERNELSHARK);
+		}
+	}
+	return tool_end_args(argc, argv, o->instance, false);
+}
+
+/*
+ * The plugin next to this program in the build tree, else the name that
+ * KernelShark resolves in its own plugin directory (make install puts it there).
+ */
+static void plugin_path(char *buf, size_t size)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(buf, size, "%s/plugins/kernelshark/" PLUGIN_NAME, self);
+			if (!access(buf, R_OK))
+				return;
+		}
+	}
+	snprintf(buf, size, "tracemap");
+}
+
+static int set_buffer_kb(struct tracefs_instance *inst, int kb)
+{
+	char val[32];
+
+	snprintf(val, sizeof(val), "%d", kb);
+	if (tracefs_instance_file_write(inst, "buffer_size_kb", val) < 0) {
+		tool_err("cannot set buffer_size_kb of %s to %d: %s",
+			 inst ? tracefs_instance_get_name(inst) : "the top level", kb,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static pid_t start_kernelshark(const struct view_opts *o, const char *dir, const sigset_t *held)
+{
+	char plugin[PATH_MAX], follow[16];
+	const char *ks = o->kernelshark ? o->kernelshark : "kernelshark";
+	pid_t pid;
+
+	plugin_path(plugin, sizeof(plugin));
+	pid = fork();
+	if (pid < 0) {
+		tool_err("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid)
+		return pid;
+
+	/* KernelShark ends with us if we are killed outright */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, held, NULL);
+	if (o->follow_ms) {
+		snprintf(follow, sizeof(follow), "%d", o->follow_ms);
+		setenv("TRACEMAP_FOLLOW_MS", follow, 1);
+	}
+	execlp(ks, ks, "-p", plugin, dir, (char *)NULL);
+	tool_err("cannot run %s: %s (install the Debian package kernelshark, or give"
+		 " --kernelshark PATH)", ks, strerror(errno));
+	_exit(127);
+}
+
+/* Wait for KernelShark; on a stop signal pass SIGTERM on, then SIGKILL after STOP_WAIT_MS. */
+static int wait_kernelshark(pid_t pid, int sfd)
+{
+	struct signalfd_siginfo si;
+	bool stopping = false;
+	struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+	int status;
+
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			tool_err("waitpid: %s", strerror(errno));
+			return 1;
+		}
+		if (poll(&pfd, 1, stopping ? STOP_WAIT_MS : -1) == 0) {
+			tool_err("KernelShark did not exit within %d ms of SIGTERM: killing it",
+				 STOP_WAIT_MS);
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			break;
+		}
+		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo != SIGCHLD && !stopping) {
+				stopping = true;
+				kill(pid, SIGTERM);
+			}
+		}
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		return 1;
+	if (stopping && WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM)
+		return 0;
+	if (WIFSIGNALED(status))
+		tool_err("KernelShark was killed by signal %d", WTERMSIG(status));
+	else
+		tool_err("KernelShark exited with status %d", WEXITSTATUS(status));
+	return 1;
+}
+
+int cmd_view(int argc, char **argv)
+{
+	struct tracefs_instance *inst = NULL;
+	struct view_opts o = { 0 };
+	struct ev_set events = { 0 };
+	char dir[PATH_MAX], *old_kb = NULL;
+	bool private = false;
+	int sfd = -1, ret = 1;
+	const char *tfs, *iname;
+	sigset_t sigs;
+	pid_t pid;
+
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &sigs, NULL);
+
+	o.specs = calloc(argc, sizeof(*o.specs));
+	if (!o.specs || parse_args(argc, argv, &o))
+		goto out;
+	if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")) {
+		tool_err("no display (DISPLAY is not set): run tracemap view in a graphical"
+			 " session, or with ssh -X");
+		goto out;
+	}
+	tfs = tool_tracefs();
+	if (!tfs)
+		goto out;
+	if (tool_instance_dir(o.instance, dir, sizeof(dir))) {
+		if (o.instance && *o.instance)
+			tool_err("(without -B, tracemap view shows a private instance)");
+		goto out;
+	}
+	if (events_resolve(tfs, o.specs, o.nr_specs, &events))
+		goto out;
+	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0) {
+		tool_err("signalfd: %s", strerror(errno));
+		goto out;
+	}
+
+	inst = tool_open_instance(tfs, o.instance, "tracemap-view", &private);
+	if (!inst)
+		goto out;
+	iname = tracefs_instance_get_name(inst);
+	tool_warn_tracing_off(inst, tfs);
+	if (o.buffer_kb) {
+		if (!private)
+			old_kb = tracefs_instance_file_read(inst, "buffer_size_kb", NULL);
+		if (set_buffer_kb(inst, o.buffer_kb))
+			goto out;
+	}
+	if (events_enable(inst, &events))
+		goto out;
+
+	snprintf(dir, sizeof(dir), "%s/instances/%s", tfs, iname);
+	pid = start_kernelshark(&o, dir, &sigs);
+	if (pid < 0)
+		goto out;
+	fprintf(stderr, "tracemap: KernelShark shows the live buffer of %s%s (Tools -> tracemap:"
+		" refresh now, follow, stop following)%s\n", private ? "the private instance " :
+		"instance ", iname, private ? "; it is removed when KernelShark exits" : "");
+	ret = wait_kernelshark(pid, sfd);
+out:
+	events_restore(inst, &events);
+	if (old_kb) {
+		/* "1410 (expanded: ...)" style values: the number is what counts */
+		if (set_buffer_kb(inst, atoi(old_kb)))
+			ret = 1;
+		free(old_kb);
+	}
+	if (private && tracefs_instance_destroy(inst)) {
+		tool_err("cannot remove instance %s: %s (remove it with rmdir)",
+			 tracefs_instance_get_name(inst), strerror(errno));
+		ret = 1;
+	}
+	tracefs_instance_free(inst);
+	events_free(&events);
+	free(o.specs);
+	if (sfd >= 0)
+		close(sfd);
+	return ret;
+}
