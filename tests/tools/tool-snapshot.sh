@@ -19,7 +19,11 @@ idir=$TL_TRACEFS/instances/$inst
 tc_in_instance "$inst" true || tl_skip "cannot bind an instance in a private mount namespace"
 cd "$TL_TMP" || exit 1
 
-# events with task names and payloads besides the markers, then a frozen buffer
+# events with task names and payloads besides the markers, then a frozen
+# buffer; sched events only of this test's tasks, so that a busy machine
+# cannot overwrite the markers in the 512 KiB buffer
+echo $$ > "$idir/set_event_pid"
+echo 1 > "$idir/options/event-fork"
 echo 1 > "$idir/events/sched/sched_switch/enable"
 echo 1 > "$idir/events/sched/sched_wakeup/enable"
 n0=2000; n1=1500
