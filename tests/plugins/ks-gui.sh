@@ -45,7 +45,12 @@ ks_no_dialog
 win=$(ks_window '^Kernel Shark')
 [ -n "$win" ] || tl_fail "no KernelShark window"
 
-ks_shot "$win" s1
+# the title changes before the graph is drawn: a loaded machine draws late
+drawn() {
+	ks_shot "$win" s1
+	[ "$(ks_val s1 bands)" -ge 2 ] && [ "$(ks_val s1 rows_colored)" -ge 20 ]
+}
+tl_wait 30 drawn
 bands=$(ks_val s1 bands); rows=$(ks_val s1 rows_colored); trows=$(ks_val s1 table_rows)
 [ "$bands" -ge 2 ] && [ "$rows" -ge 20 ] ||
 	{ cat s1.txt >&2; tl_fail "the graph does not show bars for both CPUs ($bands bands, $rows rows)"; }
