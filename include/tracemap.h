@@ -46,6 +46,18 @@ typedef void (*tracemap_print_fn)(void *ctx, enum tracemap_log_level level,
 TRACEMAP_API void tracemap_set_print(tracemap_print_fn fn, void *ctx);
 
 /* ----------------------------------------------------------------------
+ * tracefs
+ */
+
+/* Find the tracefs mount (or check @dir); 0 or -ENOENT after a message. */
+TRACEMAP_API int tracemap_tracefs_dir(const char *dir, char *buf, size_t size);
+/* Check @instance (NULL: top level) and find its directory; 0, -EINVAL or -ENODEV. */
+TRACEMAP_API int tracemap_instance_dir(const char *tracefs, const char *instance, char *buf,
+				       size_t size);
+/* The page size events/header_page gives trace-cmd and libtraceevent. */
+TRACEMAP_API int tracemap_header_subbuf_size(const char *tracefs_dir);
+
+/* ----------------------------------------------------------------------
  * Per-CPU reader
  */
 enum tracemap_mode {
@@ -101,6 +113,13 @@ TRACEMAP_API int tracemap_cpu_nr_subbufs(const struct tracemap_cpu *c);
  * reader's private copy): valid until the next call on the same reader.
  * data + start .. data + end are complete event records whose timestamps
  * are deltas from base_ts.
+ *
+ * tracemap_region and tracemap_event are allocated by the caller and
+ * filled by the library, so they never grow: a field appended would be
+ * written past the end of an older caller's struct. What a later version
+ * has to add comes with new functions (or a new struct that starts with a
+ * size, like the options and tracemap_cpu_stats), and these two stay as
+ * they are.
  */
 struct tracemap_region {
 	const void *subbuf;		/* the sub-buffer: u64 ts, long commit, data */
@@ -154,6 +173,17 @@ TRACEMAP_API void tracemap_event_to_record(const struct tracemap_event *ev, stru
 TRACEMAP_API int tracemap_cpu_read_page(struct tracemap_cpu *c, void *buf, size_t size,
 					unsigned int flags);
 
+/* tracemap_cpu_wait() results */
+#define TRACEMAP_WAIT_DATA		1 /* the reader may have data: read it */
+#define TRACEMAP_WAIT_EXTRA		2 /* the caller's other descriptor is readable */
+
+/*
+ * Wait for @c's descriptor or @extra_fd (-1: none) up to @timeout_ms (-1: no
+ * limit), with the library's empty-wakeup back-off. Returns TRACEMAP_WAIT_*,
+ * 0 on timeout or -errno.
+ */
+TRACEMAP_API int tracemap_cpu_wait(struct tracemap_cpu *c, int extra_fd, int timeout_ms);
+
 /* CLOCK_MONOTONIC ns at which the oldest held-back partial page started, 0 if none */
 TRACEMAP_API uint64_t tracemap_cpu_pending_since(const struct tracemap_cpu *c);
 
@@ -179,6 +209,8 @@ struct tracemap_cpu_stats {
 /* Copies min(@sz, sizeof) bytes of the statistics. Returns 0 or -errno. */
 TRACEMAP_API int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *st,
 				    size_t sz);
+/* kernel_entries - kernel_overrun - kernel_read: events not handed out yet (0 if negative) */
+TRACEMAP_API uint64_t tracemap_cpu_stats_unread(const struct tracemap_cpu_stats *st);
 
 /* ----------------------------------------------------------------------
  * Sub-buffer helpers (work on any buffer, mapped or copied)
@@ -203,6 +235,7 @@ typedef int (*tracemap_lost_fn)(void *ctx, int cpu, long long lost);
 
 /* tracemap_stream_opts.flags */
 #define TRACEMAP_STREAM_UNORDERED	(1u << 0) /* fill-priority draining, no time merge */
+#define TRACEMAP_STREAM_BUSY_POLL	(1u << 1) /* no call sleeps: the caller spins on consume */
 
 struct tracemap_stream_opts {
 	size_t sz;			/* sizeof(struct tracemap_stream_opts) */
