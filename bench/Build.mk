@@ -31,3 +31,11 @@ $(BENCH_O)/tm-bench: bench/tm-bench.c $(BENCH_COMMON)
 		$(BENCH_COMMON_C) $(TRACECMD_LIBS) $(TFS_LIBS) $(TEP_LIBS)
 
 BENCH_DEPS	+= $(BENCH_O)/tm-load $(BENCH_O)/tm-consume $(BENCH_O)/tm-bench
+
+$(BENCH_O)/tm-format: bench/tm-format.c $(LIB_A) include/tracemap.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) -o $@ $< \
+		$(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
+
+BENCH_DEPS	+= $(BENCH_O)/tm-format

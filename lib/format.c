@@ -321,6 +321,7 @@ enum op_kind {
 	OP_FUNC,		/* %ps %pS %pf %pF */
 	OP_SCHED_SWITCH,
 	OP_SCHED_WAKEUP,
+	OP_RAW_DATA,		/* the function plugin's trace_marker_raw handler */
 };
 
 enum sa_kind {
@@ -356,9 +357,11 @@ struct sarg {
 	struct sarg *l, *r;		/* SA_COND */
 };
 
-struct sched_fields {
+/* the fields a plugin handler the compiler knows reads */
+struct plugin_fields {
 	const struct tep_format_field *pid, *comm, *prio, *state, *npid, *ncomm, *nprio;
 	const struct tep_format_field *success, *target;
+	const struct tep_format_field *id, *buf;	/* ftrace:raw_data */
 };
 
 struct op {
@@ -370,7 +373,7 @@ struct op {
 	struct expr *star;		/* the '*' argument */
 	struct sarg *s;
 	bool with_offset;		/* OP_FUNC: %pS / %pF */
-	struct sched_fields *sf;
+	struct plugin_fields *sf;	/* OP_SCHED_*, OP_RAW_DATA */
 };
 
 /* what a compiled event type is */
@@ -718,7 +721,7 @@ static unsigned long long fval(struct ectx *e, const struct tep_format_field *fl
 
 static void run_sched(struct ectx *e, struct obuf *o, const struct op *op)
 {
-	const struct sched_fields *sf = op->sf;
+	const struct plugin_fields *sf = op->sf;
 
 	put_comm_pid(e, o, sf->comm, fval(e, sf->pid));
 	if (op->kind == OP_SCHED_SWITCH) {
@@ -754,6 +757,26 @@ static void run_sched(struct ectx *e, struct obuf *o, const struct op *op)
 		ob_put(o, " CPU:", 5);
 		ob_fill(o, '0', n < 3 ? 3 - n : 0);
 		ob_put(o, b + sizeof(b) - n, n);
+	}
+}
+
+/* "# <id in hex>" and " %02x" for every byte from buf to the end of the record */
+static void run_raw_data(struct ectx *e, struct obuf *o, const struct op *op)
+{
+	static const char hex[] = "0123456789abcdef";
+	const struct plugin_fields *sf = op->sf;
+	char b[24];
+	int i, n;
+
+	n = utoa_rev(b + sizeof(b), fval(e, sf->id), 16, false);
+	ob_put(o, "# ", 2);
+	ob_put(o, b + sizeof(b) - n, n);
+	if (!ob_reserve(o, 3 * (e->size > sf->buf->offset ? e->size - sf->buf->offset : 0)))
+		return;
+	for (i = sf->buf->offset; i < e->size; i++) {
+		o->buf[o->len++] = ' ';
+		o->buf[o->len++] = hex[e->data[i] >> 4];
+		o->buf[o->len++] = hex[e->data[i] & 15];
 	}
 }
 
@@ -819,6 +842,9 @@ static void run_prog(struct tracemap_format *f, const struct prog *pg, const voi
 		case OP_SCHED_SWITCH:
 		case OP_SCHED_WAKEUP:
 			run_sched(&e, o, op);
+			break;
+		case OP_RAW_DATA:
+			run_raw_data(&e, o, op);
 			break;
 		}
 	}
@@ -1383,7 +1409,7 @@ static const struct tep_format_field *sched_field(struct cctx *cx, const char *n
 /* The handlers of libtraceevent's sched_switch plugin, as operations. */
 static void cc_sched(struct cctx *cx, bool sw)
 {
-	struct sched_fields *sf = cc_alloc(cx, sizeof(*sf));
+	struct plugin_fields *sf = cc_alloc(cx, sizeof(*sf));
 	struct op *op;
 
 	if (!sf)
@@ -1408,19 +1434,49 @@ static void cc_sched(struct cctx *cx, bool sw)
 		op->sf = sf;
 }
 
-/* the handler the event prints through, if it is one the compiler knows */
-static int known_handler(struct tep_event *ev)
+/* The raw_data handler of libtraceevent's function plugin, as an operation. */
+static void cc_raw_data(struct cctx *cx)
+{
+	struct plugin_fields *sf = cc_alloc(cx, sizeof(*sf));
+	struct op *op;
+
+	if (!sf)
+		return;
+	/* the plugin steps by long_size but prints sizeof(long) bytes a step */
+	if (cx->f->long_size != (int)sizeof(long))
+		cc_fail(cx, "foreign long size");
+	sf->id = sched_field(cx, "id", true);
+	sf->buf = tep_find_any_field(cx->ev, "buf");
+	if (!sf->buf)
+		cc_fail(cx, "raw_data without buf");
+	op = cc_op(cx, OP_RAW_DATA);
+	if (op)
+		op->sf = sf;
+}
+
+enum handler { H_NONE, H_SCHED_SWITCH, H_SCHED_WAKEUP, H_RAW_DATA };
+
+static bool handler_in(struct tep_event *ev, const char *plugin)
 {
 	Dl_info info;
 
-	if (strcmp(ev->system, "sched") || !dladdr((void *)ev->handler, &info) ||
-	    !info.dli_fname || !strstr(info.dli_fname, "plugin_sched_switch"))
-		return 0;
-	if (!strcmp(ev->name, "sched_switch"))
-		return 1;
-	if (!strcmp(ev->name, "sched_wakeup") || !strcmp(ev->name, "sched_wakeup_new"))
-		return 2;
-	return 0;
+	return dladdr((void *)ev->handler, &info) && info.dli_fname &&
+	       strstr(info.dli_fname, plugin);
+}
+
+/* the handler the event prints through, if it is one the compiler knows */
+static enum handler known_handler(struct tep_event *ev)
+{
+	if (!strcmp(ev->system, "sched") && handler_in(ev, "plugin_sched_switch")) {
+		if (!strcmp(ev->name, "sched_switch"))
+			return H_SCHED_SWITCH;
+		if (!strcmp(ev->name, "sched_wakeup") || !strcmp(ev->name, "sched_wakeup_new"))
+			return H_SCHED_WAKEUP;
+	}
+	if (!strcmp(ev->system, "ftrace") && !strcmp(ev->name, "raw_data") &&
+	    handler_in(ev, "plugin_function"))
+		return H_RAW_DATA;
+	return H_NONE;
 }
 
 static void prog_free(struct prog *pg)
@@ -1466,7 +1522,6 @@ static struct prog *compile(struct tracemap_format *f, int type)
 	struct tep_print_arg *arg;
 	struct cctx cx = { .f = f };
 	const char *fmt;
-	int h;
 
 	cx.pg = calloc(1, sizeof(*cx.pg));
 	if (!cx.pg)
@@ -1501,11 +1556,20 @@ static struct prog *compile(struct tracemap_format *f, int type)
 	if (cx.reason)
 		goto out;
 	if (ev->handler && !(ev->flags & TEP_EVENT_FL_NOHANDLE)) {
-		h = known_handler(ev);
-		if (!h)
+		switch (known_handler(ev)) {
+		case H_SCHED_SWITCH:
+			cc_sched(&cx, true);
+			break;
+		case H_SCHED_WAKEUP:
+			cc_sched(&cx, false);
+			break;
+		case H_RAW_DATA:
+			cc_raw_data(&cx);
+			break;
+		case H_NONE:
 			cc_fail(&cx, "plugin handler");
-		else
-			cc_sched(&cx, h == 1);
+			break;
+		}
 		goto out;
 	}
 	fmt = ev->print_fmt.format;

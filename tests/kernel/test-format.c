@@ -540,6 +540,15 @@ static void workload(const char *inst)
 	assert_int_equal(write(fd, msg, 500), 500);
 	assert_int_equal(write(fd, "line\n", 5), 5);
 	close(fd);
+	/* raw markers: an id and 0, 5 and 64 bytes */
+	fd = th_marker_open(inst, 1);
+	assert_true(fd >= 0);
+	for (i = 0; i < 69; i++)
+		msg[i] = i * 37;
+	assert_int_equal(write(fd, msg, 4), 4);
+	assert_int_equal(write(fd, msg, 9), 9);
+	assert_int_equal(write(fd, msg, 68), 68);
+	close(fd);
 }
 
 static void test_recorded(void **state)
@@ -549,7 +558,7 @@ static void test_recorded(void **state)
 	const char *inst = th_instance_create(TAG, 2048, 0);
 	struct tracemap_stream *st;
 	struct tracemap_event ev;
-	unsigned int n = 0, before = compared, i, markers = 0;
+	unsigned int n = 0, before = compared, i, markers = 0, raw = 0;
 	char file[128];
 	int r;
 
@@ -572,6 +581,8 @@ static void test_recorded(void **state)
 				seen[i]++;
 		if (e && !strcmp(e->name, "print"))
 			markers++;
+		if (e && !strcmp(e->name, "raw_data"))
+			raw++;
 		compare(&ev, "recorded");
 	}
 	assert_int_equal(r, 0);
@@ -584,6 +595,7 @@ static void test_recorded(void **state)
 	assert_true(seen[0] > 0);
 	assert_true(seen[3] > 0);
 	assert_int_equal(markers, 3);
+	assert_int_equal(raw, 3);
 	assert_int_equal(diffs, 0);
 }
 
