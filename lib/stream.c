@@ -743,7 +743,7 @@ static int merge_next(struct tracemap_stream *s, struct scpu **out)
 }
 
 /* The pending event of @sc leaves; the reader's data stays valid until its next call. */
-static void take(struct tracemap_stream *s, struct scpu *sc)
+static inline void take(struct tracemap_stream *s, struct scpu *sc)
 {
 	sc->has = false;
 	if (s->flags & TRACEMAP_STREAM_UNORDERED)
@@ -754,7 +754,7 @@ static void take(struct tracemap_stream *s, struct scpu *sc)
 		s->last_ts = sc->ev.ts;
 }
 
-static int deliver(struct tracemap_stream *s, struct scpu *sc)
+static inline int deliver(struct tracemap_stream *s, struct scpu *sc)
 {
 	int ret;
 
