@@ -1290,6 +1290,35 @@ static size_t cc_text(struct cctx *cx, const char *f)
 }
 
 /*
+ * A %p conversion (the @len bytes at @conv, up to the 'p') of @arg: a
+ * string argument is printed as it is, a number as %p or, with @ext (one
+ * of FfSs), as the kernel function it points into.
+ */
+static void cc_pointer(struct cctx *cx, const char *conv, size_t len, struct tep_print_arg *arg,
+		       char ext)
+{
+	struct op *op = cc_op(cx, ext ? OP_FUNC : OP_PTR);
+	char buf[32];
+
+	if (!op)
+		return;
+	if (arg->type == TEP_PRINT_BSTRING) {
+		op->kind = OP_LIT;
+		op->lit = arg->string.string;
+		op->len = strlen(op->lit);
+		return;
+	}
+	if (len >= sizeof(buf))
+		len = sizeof(buf) - 1;
+	memcpy(buf, conv, len);
+	buf[len] = '\0';
+	if (!spec_parse(buf, &op->sp))
+		cc_fail(cx, "unusual %p conversion");
+	op->with_offset = ext == 'F' || ext == 'S';
+	op->x = cc_num(cx, arg);
+}
+
+/*
  * One conversion starting at f ('%'), consuming arguments from *arg the way
  * libtraceevent's format cache does. Returns the bytes consumed.
  */
@@ -1317,44 +1346,15 @@ static size_t cc_conv(struct cctx *cx, const char *f, struct tep_print_arg **arg
 		case 'p':
 			if (!*arg)
 				return cc_fail(cx, "no argument"), strlen(start);
-			len = f + 1 - start;
-			if (strchr("FfSs", f[1]) && f[1]) {
-				if (star)
-					return cc_fail(cx, "%p with *"), strlen(start);
-				memcpy(conv, start, len);
-				conv[len] = '\0';
-				op = cc_op(cx, OP_FUNC);
-				if (op && (*arg)->type == TEP_PRINT_BSTRING) {
-					op->kind = OP_LIT;
-					op->lit = (*arg)->string.string;
-					op->len = strlen(op->lit);
-				} else if (op) {
-					if (!spec_parse(conv, &op->sp))
-						cc_fail(cx, "unusual %p conversion");
-					op->with_offset = f[1] == 'F' || f[1] == 'S';
-					op->x = cc_num(cx, *arg);
-				}
-				*arg = (*arg)->next;
-				return len + 1;
-			}
-			if (strchr("MmIiUh", f[1]) && f[1])
+			if (f[1] && strchr("MmIiUh", f[1]))
 				return cc_fail(cx, "%p extension"), strlen(start);
 			if (star)
 				return cc_fail(cx, "%p with *"), strlen(start);
-			memcpy(conv, start, len);
-			conv[len] = '\0';
-			op = cc_op(cx, OP_PTR);
-			if (op && (*arg)->type == TEP_PRINT_BSTRING) {
-				op->kind = OP_LIT;
-				op->lit = (*arg)->string.string;
-				op->len = strlen(op->lit);
-			} else if (op) {
-				if (!spec_parse(conv, &op->sp))
-					cc_fail(cx, "unusual %p conversion");
-				op->x = cc_num(cx, *arg);
-			}
+			/* %ps %pS %pf %pF: a function name; %p followed by anything else is %p */
+			len = f + 1 - start;
+			cc_pointer(cx, start, len, *arg, f[1] && strchr("FfSs", f[1]) ? f[1] : 0);
 			*arg = (*arg)->next;
-			return len;
+			return f[1] && strchr("FfSs", f[1]) ? len + 1 : len;
 		case 'd': case 'u': case 'i': case 'x': case 'X': case 'o':
 		case 's':
 			if (!*arg)
@@ -1642,23 +1642,8 @@ struct tracemap_format *tracemap_format_new(struct tep_handle *tep,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (opts) {
-		const unsigned char *p = (const unsigned char *)opts;
-
-		if (opts->sz < offsetof(struct tracemap_format_opts, clock) + sizeof(opts->clock)) {
-			tm_log(TRACEMAP_LOG_ERROR, "tracemap_format_new: opts->sz %zu is too small: set it to sizeof(struct tracemap_format_opts)",
-			       opts->sz);
-			errno = EINVAL;
-			return NULL;
-		}
-		for (i = sizeof(o); i < opts->sz; i++)
-			if (p[i]) {
-				tm_log(TRACEMAP_LOG_ERROR, "tracemap_format_new: options unknown to this library version are set");
-				errno = EINVAL;
-				return NULL;
-			}
-		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
-	}
+	if (tm_opts_copy(&o, sizeof(o), opts, TM_FORMAT_OPTS_MIN_SZ, "tracemap_format_opts"))
+		return NULL;
 	if (o.flags & ~TRACEMAP_FORMAT_NO_COMPILE) {
 		tm_log(TRACEMAP_LOG_ERROR, "tracemap_format_new: unknown flags 0x%x", o.flags);
 		errno = EINVAL;

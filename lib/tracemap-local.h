@@ -199,6 +199,9 @@ int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const
 	(offsetof(struct tracemap_cpu_opts, tracefs_dir) + sizeof(const char *))
 /* tracemap_stream_opts: sz alone (every other field defaults to 0) */
 #define TM_STREAM_OPTS_MIN_SZ	sizeof(size_t)
+/* tracemap_format_opts: every field up to clock */
+#define TM_FORMAT_OPTS_MIN_SZ \
+	(offsetof(struct tracemap_format_opts, clock) + sizeof(const char *))
 
 /* ------------------------------------------------------------ per-CPU */
 
