@@ -1604,8 +1604,15 @@ static struct prog *prog_of(struct tracemap_format *f, int type)
 	struct prog **np;
 	int n;
 
-	if (type < f->nr_progs && f->progs[type])
-		return f->progs[type];
+	if (type < f->nr_progs && f->progs[type]) {
+		/* a type libtraceevent did not know may have been parsed since */
+		if (f->progs[type]->event || !tep_find_event(f->tep, type))
+			return f->progs[type];
+		if (f->progs[type]->fallback)
+			f->st.types_fallback--;
+		prog_free(f->progs[type]);
+		f->progs[type] = NULL;
+	}
 	if (type >= f->nr_progs) {
 		n = type + 64;
 		np = realloc(f->progs, n * sizeof(*np));

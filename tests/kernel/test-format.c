@@ -601,8 +601,19 @@ static void test_recorded(void **state)
 
 /* ---------------------------------------------------------- API */
 
+/* an event type that appears after the formatter started (id 0xfffe) */
+static const char late_format[] =
+	"name: late\nID: 65534\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"\tfield:int value;\toffset:8;\tsize:4;\tsigned:1;\n\n"
+	"print fmt: \"value=%d\", REC->value\n";
+
 static void test_api(void **state)
 {
+	static unsigned char late[12] = { 0xfe, 0xff, 0, 0, 1, 0, 0, 0, 0xd6, 0xff, 0xff, 0xff };
 	struct tracemap_format_opts o = { .sz = 4 };
 	struct tracemap_event ev = { 0 };
 	unsigned short type = 0xfffe;
@@ -625,6 +636,13 @@ static void test_api(void **state)
 	ev.size = 2;
 	compare(&ev, "unknown type");
 	assert_string_equal(tracemap_format_fallback(fmt, type), "unknown event type");
+	/* ... until libtraceevent learns it: then it is compiled */
+	assert_int_equal(tep_parse_event(ours.tep, late_format, strlen(late_format), "tmtest"), 0);
+	assert_int_equal(tep_parse_event(ref.tep, late_format, strlen(late_format), "tmtest"), 0);
+	ev.size = sizeof(late);
+	ev.data = late;
+	compare(&ev, "type parsed late");
+	assert_null(tracemap_format_fallback(fmt, type));
 	assert_int_equal(diffs, 0);
 	tracemap_format_free(NULL);
 }
