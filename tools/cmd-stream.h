@@ -68,6 +68,7 @@ struct printer {
 	uint64_t cmdline_reload;
 	int gone[NR_GONE];	/* pids without a /proc entry, most recent */
 	unsigned int next_gone;
+	int known_pid;			/* the last pid found registered */
 	unsigned int since_check;	/* events since the last look at the signalfd */
 	int sfd;
 	bool stop;			/* a signal arrived during a round */

@@ -180,8 +180,13 @@ static void print_event(struct printer *p, const struct tracemap_event *ev)
 	if (p->exec_event && ev->size >= 2 &&
 	    *(const unsigned short *)ev->data == p->exec_event->id)
 		exec_comm(p, p->exec_event, &rec, pid);
-	else if (pid > 0 && !tep_is_pid_registered(p->tep, pid))
-		learn_comm(p, pid);
+	else if (pid > 0 && pid != p->known_pid) {
+		/* libtraceevent never forgets a pid: one lookup per run of its events */
+		if (tep_is_pid_registered(p->tep, pid))
+			p->known_pid = pid;
+		else
+			learn_comm(p, pid);
+	}
 
 	/* the line of trace-cmd report 3.1.6, from the library's one formatter */
 	n = tracemap_format_line(p->fmt, ev, &line);
