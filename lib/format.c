@@ -405,6 +405,7 @@ struct tracemap_format {
 	bool clamped;			/* set by the program of the current event */
 	struct tracemap_format_stats st;
 	char comm_buf[64];
+	int registered[256];		/* pids the sched plugin's comms were given for, by pid % 256 */
 };
 
 /* ---------------------------------------------------------- evaluation */
@@ -708,7 +709,14 @@ static void put_comm_pid(struct ectx *e, struct obuf *o, const struct tep_format
 		memcpy(buf, e->data + comm->offset, n);
 		buf[n] = '\0';
 		ob_put(o, buf, n);
-		tep_register_comm(e->f->tep, buf, (int)pid);
+		/*
+		 * libtraceevent keeps the first comm registered for a pid (EEXIST
+		 * after that): a pid registered once needs no second call.
+		 */
+		if (e->f->registered[(unsigned int)pid % 256] != (int)pid || !pid) {
+			tep_register_comm(e->f->tep, buf, (int)pid);
+			e->f->registered[(unsigned int)pid % 256] = (int)pid;
+		}
 		ob_putc(o, ':');
 	}
 	ob_s64(o, (long long)pid);
@@ -1667,6 +1675,13 @@ struct tracemap_format *tracemap_format_new(struct tep_handle *tep,
 	for (i = 0; !f->usecs && i < sizeof(usecs) / sizeof(usecs[0]); i++)
 		f->usecs = !strcmp(o.clock, usecs[i]);
 	trace_seq_init(&f->seq);
+	/*
+	 * libtraceevent collects comms in a list until its first lookup, and
+	 * only the sorted table it then builds ignores a second comm of a pid:
+	 * build it now, so that registered[] above says what a call would do.
+	 */
+	tep_is_pid_registered(tep, 1);
+	memset(f->registered, 0, sizeof(f->registered));
 	return f;
 }
 
