@@ -92,7 +92,9 @@ check: deps
 
 check-build: $(CHECK_TARGETS)
 
+# the bench's own packages (gnuplot-nox draws the figures) besides the build's
 bench: deps
+	$(Q)sh scripts/install-deps.sh --bench
 	$(Q)$(MAKE) --no-print-directory all $(BENCH_DEPS)
 	$(Q)sh scripts/mount-tracefs.sh
 	$(Q)sh bench/run-bench.sh

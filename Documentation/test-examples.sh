@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 
 EX=build/Documentation/examples
-for p in libtracemap libtracemap-cpu libtracemap-read libtracemap-print libtracemap-stream libtracemap-dump; do
+for p in libtracemap libtracemap-cpu libtracemap-read libtracemap-print libtracemap-stream libtracemap-dump libtracemap-format; do
 	[ -x "$EX/$p" ] || tl_fail "$EX/$p is not built: run 'make check-build' first"
 done
 tl_require_root
@@ -57,6 +57,16 @@ cat "$out"
 grep -qx "events: 100" "$out" && grep -qx "events after rewind: 100" "$out" &&
 	grep -q "^delivered 200 events in " "$out" ||
 	tl_fail "libtracemap-cpu snapshot: expected 100 events before and after the rewind"
+
+# libtracemap-format(3): the lines of trace-cmd report, every marker compiled
+"$EX/libtracemap-format" "$inst" > "$out" 2> "$out.err" || { cat "$out.err"; tl_fail "libtracemap-format failed"; }
+head -2 "$out"
+cat "$out.err"
+[ "$(grep -c "^ *[^ ].*-[0-9]* *\[[0-9]\{3\}\] *[0-9]*\.[0-9]\{6\}: print: *tracing_mark_write: seq=[0-9]*$" "$out")" -eq 100 ] ||
+	tl_fail "libtracemap-format: expected 100 lines 'comm-pid [cpu] time: print: tracing_mark_write: seq=N'"
+expect_seqs "$out" 0 99
+grep -qx "100 events, 0 through libtraceevent, 1 types compiled" "$out.err" ||
+	tl_fail "libtracemap-format: expected 100 events, all compiled"
 
 # libtracemap-read(3): consume and print decoded, then nothing is left
 "$EX/libtracemap-read" "$inst" "$cpu" > "$out" || tl_fail "libtracemap-read failed"

@@ -43,3 +43,10 @@ $(BENCH_O)/ks-refresh: bench/ks-refresh.c $(LIB_A)
 
 BENCH_DEPS	+= $(BENCH_O)/ks-refresh
 endif
+$(BENCH_O)/tm-format: bench/tm-format.c $(LIB_A) include/tracemap.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) -o $@ $< \
+		$(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
+
+BENCH_DEPS	+= $(BENCH_O)/tm-format

@@ -77,7 +77,8 @@ int bn_load_open(const char *instance)
 	char path[256];
 	int fd;
 
-	bn_tracefs();	/* a writer run on its own (tm-load) has not looked for it yet */
+	/* tm-load on its own has not looked for tracefs yet */
+	bn_tracefs();
 	ti_path(path, sizeof(path), instance, "trace_marker_raw");
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -4,7 +4,8 @@
 # make bench: every consumer at every offered rate, REPS repetitions, in one
 # run; medians, same-repetition ratios and the targets of issues 3 and 4 as a
 # Markdown table on stdout and in build/bench/results.md (raw lines in
-# build/bench/raw.txt).
+# build/bench/raw.txt), the figures cpu-per-event.png and lossless-rate.png
+# beside it (bench/plot.sh) and the formatter's own cost (tm-format).
 #
 #   BENCH_RATES="100000 500000 1000000 0"   offered events/s, 0 = writer max
 #   BENCH_LAT_RATE=10000                    a low rate for the library's latency only
@@ -187,5 +188,30 @@ JIT1=$($B/tm-bench -J -d 1000)
 		"after: $JIT1. Latency percentiles cannot be better than this."
 	echo
 	awk -f bench/summarize.awk -v reps="$REPS" $RAW
+	# the figures, beside this file
+	if figs=$(sh bench/plot.sh $RAW "$REPS" $B); then
+		# a full run (default consumers, rates and repetitions) refreshes the README's figures
+		if [ -z "$BENCH_ONLY$BENCH_RATES$BENCH_REPS$BENCH_DURATION_MS" ] && [ -d bench/figures ]; then
+			cp $B/cpu-per-event.png $B/lossless-rate.png bench/figures/
+		fi
+		echo
+		echo "## Figures"
+		echo
+		echo "$figs"
+	fi
+	# the formatter alone, on fixed synthetic events (no ring buffer, no output)
+	if [ -x $B/tm-format ]; then
+		echo
+		echo "## Text formatter (bench/tm-format, CPU per line, no I/O)"
+		echo
+		echo "| event | compiled (tracemap_format_line) | tep_print_event | ratio |"
+		echo "|---|---|---|---|"
+		$B/tm-format | awk '{
+			for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+			if (f["mode"] == "compiled") c[f["kind"]] = f["ns_per_event"]
+			else { t = f["ns_per_event"]; k = f["kind"]
+				printf "| %s | %s ns | %s ns | %.1fx |\n", k, c[k], t, t / c[k] }
+		}'
+	fi
 } > $RES
 cat $RES

@@ -4,6 +4,9 @@
 # Markdown tables of build/bench/results.md: medians over repetitions,
 # same-repetition ratios, the highest lossless offered rate and the targets
 # of issues 3 and 4.   awk -f bench/summarize.awk -v reps=3 raw.txt
+# With -v plotdir=DIR it also writes the data of the figures (bench/plot.sh):
+# DIR/cpu.dat (median CPU ns/event per consumer and offered rate) and
+# DIR/lossless.dat (highest lossless rate per consumer, events/s).
 
 function isort(a, n,    i, j, t) {
 	for (i = 2; i <= n; i++) {
@@ -147,6 +150,44 @@ function lossless_rate(name,    i, r, best, rr, ok, k) {
 			best = r == 0 ? med(name SUBSEP r SUBSEP "achieved") + 0 : r
 	}
 	return best
+}
+
+# a consumer's label without Markdown
+function plain(n,    l) {
+	l = label[n] ? label[n] : n
+	gsub("`", "", l)
+	return l
+}
+
+# the figures' data: one column per consumer, one row per offered rate ("?" = not measured)
+function plot_data(    f, o, n, i, line, c, all, nall, lr) {
+	nall = 0
+	for (o = 1; o <= n3; o++)
+		if (order3[o] in seen)
+			all[++nall] = order3[o]
+	for (o = 1; o <= 3; o++)
+		if (order4[o] in seen)
+			all[++nall] = order4[o]
+	f = plotdir "/cpu.dat"
+	line = "rate"
+	for (i = 1; i <= nall; i++)
+		line = line "\t" plain(all[i])
+	print line > f
+	for (o = 1; o <= nrates; o++) {
+		line = rname(rates[o])
+		for (i = 1; i <= nall; i++) {
+			c = med(all[i] SUBSEP rates[o] SUBSEP "cpu_per_ev")
+			line = line "\t" (c == "" ? "?" : c)
+		}
+		print line > f
+	}
+	close(f)
+	f = plotdir "/lossless.dat"
+	for (i = 1; i <= nall; i++) {
+		lr = lossless_rate(all[i])
+		printf "%s\t%.0f\n", plain(all[i]), lr < 0 ? 0 : lr > f
+	}
+	close(f)
 }
 
 function fx(x) { return x == "" ? "–" : sprintf("%.2f", x) }
@@ -404,6 +445,8 @@ END {
 		}
 		printf "| `trace-cmd-mmap stream` stops within 1 s | %s | %s |\n", s, verdict(ok)
 	}
+	if (plotdir != "")
+		plot_data()
 	first = 1
 	for (n in errors) {
 		if (first) {

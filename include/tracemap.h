@@ -343,6 +343,45 @@ TRACEMAP_API int tracemap_dump_cpu(const struct tracemap_dump *d, int idx);
 TRACEMAP_API int tracemap_dump_stats(const struct tracemap_dump *d, int cpu,
 				     struct tracemap_dump_cpu_stats *st, size_t sz);
 
+/* ----------------------------------------------------------------------
+ * Text formatter: the lines of 'trace-cmd report', byte-identical to
+ * libtraceevent's tep_print_event(), compiled per event type
+ */
+struct tep_handle;
+
+/* tracemap_format_opts.flags */
+#define TRACEMAP_FORMAT_NO_COMPILE	(1u << 0) /* format every event with tep_print_event() */
+
+struct tracemap_format_opts {
+	size_t sz;			/* sizeof(struct tracemap_format_opts) */
+	unsigned int flags;		/* TRACEMAP_FORMAT_* */
+	const char *clock;		/* trace_clock of the events; NULL: "local" */
+};
+
+struct tracemap_format_stats {
+	uint64_t events;		/* events formatted */
+	uint64_t fallback_events;	/* of those, through tep_print_event() */
+	uint64_t clamped;		/* lengths or indexes the program kept inside the record */
+	unsigned int types_compiled;	/* event types compiled */
+	unsigned int types_fallback;	/* event types left to tep_print_event() */
+};
+
+struct tracemap_format;
+
+TRACEMAP_API struct tracemap_format *
+tracemap_format_new(struct tep_handle *tep, const struct tracemap_format_opts *opts);
+TRACEMAP_API void tracemap_format_free(struct tracemap_format *f);
+/* "comm-pid [cpu] time: name: info\n"; *out is owned by @f until its next call */
+TRACEMAP_API int tracemap_format_line(struct tracemap_format *f, const struct tracemap_event *ev,
+				      const char **out);
+/* the info part only, as tep_print_event(..., "%s", TEP_PRINT_INFO) */
+TRACEMAP_API int tracemap_format_info(struct tracemap_format *f, const struct tracemap_event *ev,
+				      const char **out);
+TRACEMAP_API int tracemap_format_stats(const struct tracemap_format *f,
+				       struct tracemap_format_stats *st, size_t sz);
+/* NULL when @type is compiled, else why it is left to libtraceevent */
+TRACEMAP_API const char *tracemap_format_fallback(struct tracemap_format *f, int type);
+
 #ifdef __cplusplus
 }
 #endif

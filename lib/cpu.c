@@ -403,6 +403,36 @@ int tracemap_cpu_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
 
 /* -------------------------------------------------------------- events */
 
+/* The record the walk found, as the next event of @c */
+static inline void hand_out(struct tracemap_cpu *c, const struct tm_rec *rec,
+			    struct tracemap_event *ev)
+{
+	ev->ts = rec->ts;
+	ev->data = rec->payload;
+	ev->size = rec->size;
+	ev->offset = rec->off;
+	ev->cpu = c->cpu;
+	ev->missed = c->it.missed;
+	c->it.missed = 0;
+	c->st.events++;
+}
+
+/*
+ * The next event of the region tracemap_cpu_next_event() walks, never a
+ * call into the kernel: 1 with @ev, 0 at the end of the region or at a
+ * record it cannot walk (tracemap_cpu_next_event() then moves on and
+ * reports it). The stream's merge runs a CPU ahead of the others with it.
+ */
+int tm_cpu_next_in_region(struct tracemap_cpu *c, struct tracemap_event *ev)
+{
+	struct tm_rec rec;
+
+	if (!c->it.have_region || tm_walk_next(&c->it.walk, &rec) <= 0)
+		return 0;
+	hand_out(c, &rec, ev);
+	return 1;
+}
+
 /**
  * tracemap_cpu_next_event - the next event of one CPU
  * @c: the reader
@@ -427,14 +457,7 @@ int tracemap_cpu_next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
 		if (it->have_region) {
 			ret = tm_walk_next(&it->walk, &rec);
 			if (ret > 0) {
-				ev->ts = rec.ts;
-				ev->data = rec.payload;
-				ev->size = rec.size;
-				ev->offset = rec.off;
-				ev->cpu = c->cpu;
-				ev->missed = it->missed;
-				it->missed = 0;
-				c->st.events++;
+				hand_out(c, &rec, ev);
 				return 1;
 			}
 			it->have_region = false;

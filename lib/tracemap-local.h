@@ -241,6 +241,9 @@ int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const
 	(offsetof(struct tracemap_cpu_opts, tracefs_dir) + sizeof(const char *))
 /* tracemap_stream_opts: sz alone (every other field defaults to 0) */
 #define TM_STREAM_OPTS_MIN_SZ	sizeof(size_t)
+/* tracemap_format_opts: every field up to clock */
+#define TM_FORMAT_OPTS_MIN_SZ \
+	(offsetof(struct tracemap_format_opts, clock) + sizeof(const char *))
 
 /* ------------------------------------------------------------ per-CPU */
 
@@ -253,6 +256,8 @@ uint64_t tm_cpu_regions(const struct tracemap_cpu *c);
 unsigned int tm_cpu_region_id(const struct tracemap_cpu *c);
 /* tracemap_cpu_next_event() still has bytes of its current region to walk: no call into the kernel. */
 bool tm_cpu_region_left(const struct tracemap_cpu *c);
+/* The next event of that region only: 1, or 0 at its end (no call into the kernel) */
+int tm_cpu_next_in_region(struct tracemap_cpu *c, struct tracemap_event *ev);
 /* Events the kernel holds beyond what it handed out, from the meta page (0 without one). */
 uint64_t tm_cpu_backlog(const struct tracemap_cpu *c);
 

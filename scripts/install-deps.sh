@@ -1,12 +1,15 @@
 #!/bin/sh
 # Install the Debian packages tracemap builds and tests with, when missing.
 # Non-interactive; needs root (or sudo) only when something is missing.
+#   install-deps.sh           what make, make check and make run need
+#   install-deps.sh --bench   and what make bench needs besides (gnuplot for its figures)
 set -e
 
 PKGS="make gcc clang pkg-config libclang-rt-14-dev
 libtraceevent-dev libtracefs-dev libtracecmd-dev trace-cmd
 libkshark-dev kernelshark libjson-c-dev libcmocka-dev procps
 qtbase5-dev python3-dev python3-pytest xvfb x11-apps x11-utils xdotool python3-pil"
+[ "$1" = "--bench" ] && PKGS="$PKGS gnuplot-nox"
 
 missing=
 for p in $PKGS; do

@@ -194,8 +194,8 @@ int cmd_stream(int argc, char **argv)
 			goto out;
 		private = true;
 		/* same clock as a fresh instance has; keep the time column in step */
-		if (!o.raw)
-			p.tfmt = printer_time_format(inst);
+		if (!o.raw && printer_use_clock(&p, inst))
+			goto out;
 	}
 	iname = inst ? tracefs_instance_get_name(inst) : NULL;
 	tool_warn_tracing_off(inst, tfs);
@@ -237,6 +237,7 @@ int cmd_stream(int argc, char **argv)
 	events_restore(inst, &events);
 	stream_final_drain(s);
 	print_stats(s, (now_ns() - start) / 1e9);
+	printer_print_stats(&p);
 out:
 	events_restore(inst, &events);
 	tracemap_stream_close(s);

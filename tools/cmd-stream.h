@@ -63,12 +63,12 @@ struct printer {
 	struct tep_handle *tep;
 	struct tep_event *exec_event;
 	struct tep_plugin_list *plugins;
-	struct trace_seq seq;
-	const char *tfmt;	/* time column, as trace-cmd report picks it */
+	struct tracemap_format *fmt;	/* the lines of trace-cmd report */
 	const char *tracefs;
 	uint64_t cmdline_reload;
 	int gone[NR_GONE];	/* pids without a /proc entry, most recent */
 	unsigned int next_gone;
+	int known_pid;			/* the last pid found registered */
 	unsigned int since_check;	/* events since the last look at the signalfd */
 	int sfd;
 	bool stop;			/* a signal arrived during a round */
@@ -79,8 +79,11 @@ struct printer {
 int printer_init(struct printer *p, const char *tfs, struct tracefs_instance *inst, bool raw);
 void printer_free(struct printer *p);
 
-/* The time column for @inst's trace_clock, as trace-cmd report picks it. */
-const char *printer_time_format(struct tracefs_instance *inst);
+/* Format with @inst's trace_clock (the time column trace-cmd report shows for it); -1 after a message. */
+int printer_use_clock(struct printer *p, struct tracefs_instance *inst);
+
+/* The formatter's counts, after the per-CPU statistics */
+void printer_print_stats(const struct printer *p);
 
 /* on_event/on_lost callbacks of the stream; the context is the struct printer. */
 int printer_on_event(void *ctx, const struct tracemap_event *ev);

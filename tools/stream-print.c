@@ -20,23 +20,26 @@
 #define CMDLINE_RELOAD_MIN_NS	(1000000ULL)		/* ... a task new and gone */
 #define STOP_CHECK_EVERY	4096			/* events per signal check in a round */
 
-/* trace-cmd shows microseconds for these clocks and raw counts for the others */
-const char *printer_time_format(struct tracefs_instance *inst)
+/*
+ * The formatter for @inst's trace_clock: the library picks the time column
+ * trace-cmd report shows for it. Returns 0, or -1 after a message.
+ */
+int printer_use_clock(struct printer *p, struct tracefs_instance *inst)
 {
-	static const char *const usecs[] = { "local", "global", "uptime", "perf", "tai" };
-	const char *fmt = "%12d:";
+	struct tracemap_format_opts fo = { .sz = sizeof(fo) };
 	char *clock = tracefs_get_clock(inst);
-	size_t i;
+	struct tracemap_format *f;
 
-	if (!clock)
-		return " %6.1000d:";
-	if (!strncmp(clock, "mono", 4))
-		fmt = " %6.1000d:";
-	for (i = 0; i < sizeof(usecs) / sizeof(usecs[0]); i++)
-		if (!strcmp(clock, usecs[i]))
-			fmt = " %6.1000d:";
+	fo.clock = clock;
+	f = tracemap_format_new(p->tep, &fo);
 	free(clock);
-	return fmt;
+	if (!f) {
+		tool_err("cannot set up the text formatter: %s", strerror(errno));
+		return -1;
+	}
+	tracemap_format_free(p->fmt);
+	p->fmt = f;
+	return 0;
 }
 
 int printer_init(struct printer *p, const char *tfs, struct tracefs_instance *inst, bool raw)
@@ -55,16 +58,15 @@ int printer_init(struct printer *p, const char *tfs, struct tracefs_instance *in
 	/* the plugins change how some events print (sched_switch, ...), as for trace-cmd */
 	p->plugins = tep_load_plugins(p->tep);
 	p->exec_event = tep_find_event_by_name(p->tep, "sched", "sched_process_exec");
-	trace_seq_init(&p->seq);
-	p->tfmt = printer_time_format(inst);
-	return 0;
+	return printer_use_clock(p, inst);
 }
 
 void printer_free(struct printer *p)
 {
 	if (p->raw || !p->tep)
 		return;
-	trace_seq_destroy(&p->seq);
+	tracemap_format_free(p->fmt);
+	p->fmt = NULL;
 	tep_unload_plugins(p->plugins, p->tep);
 	tep_free(p->tep);
 }
@@ -169,36 +171,27 @@ static void exec_comm(struct printer *p, struct tep_event *e, struct tep_record 
 
 static void print_event(struct printer *p, const struct tracemap_event *ev)
 {
-	static const char spaces[] = "                    "; /* 20 */
-	struct trace_seq *s = &p->seq;
 	struct tep_record rec;
-	struct tep_event *e;
-	const char *name;
-	int pid, len;
+	const char *line;
+	int pid, n;
 
 	tracemap_event_to_record(ev, &rec);
 	pid = tep_data_pid(p->tep, &rec);
-	e = tep_find_event_by_record(p->tep, &rec);
-	if (e && e == p->exec_event)
-		exec_comm(p, e, &rec, pid);
-	else if (pid > 0 && !tep_is_pid_registered(p->tep, pid))
-		learn_comm(p, pid);
+	if (p->exec_event && ev->size >= 2 &&
+	    *(const unsigned short *)ev->data == p->exec_event->id)
+		exec_comm(p, p->exec_event, &rec, pid);
+	else if (pid > 0 && pid != p->known_pid) {
+		/* libtraceevent never forgets a pid: one lookup per run of its events */
+		if (tep_is_pid_registered(p->tep, pid))
+			p->known_pid = pid;
+		else
+			learn_comm(p, pid);
+	}
 
-	/* the columns of trace-cmd report 3.1.6 (trace_show_data()) */
-	trace_seq_reset(s);
-	tep_print_event(p->tep, s, &rec, "%16s-%-5d [%03d]", TEP_PRINT_COMM, TEP_PRINT_PID,
-			TEP_PRINT_CPU);
-	tep_print_event(p->tep, s, &rec, p->tfmt, TEP_PRINT_TIME);
-	name = e ? e->name : "(NULL)";
-	trace_seq_printf(s, " %s: ", name);
-	len = strlen(name);
-	if (len < 20)
-		trace_seq_printf(s, "%.*s", 20 - len, spaces);
-	tep_print_event(p->tep, s, &rec, "%s", TEP_PRINT_INFO);
-	if (s->len && s->buffer[s->len - 1] == '\n')
-		s->len--;
-	trace_seq_putc(s, '\n');
-	fwrite(s->buffer, 1, s->len, stdout);
+	/* the line of trace-cmd report 3.1.6, from the library's one formatter */
+	n = tracemap_format_line(p->fmt, ev, &line);
+	if (n > 0)
+		fwrite(line, 1, n, stdout);
 }
 
 int printer_on_event(void *ctx, const struct tracemap_event *ev)
@@ -220,6 +213,17 @@ int printer_on_event(void *ctx, const struct tracemap_event *ev)
 		}
 	}
 	return 0;
+}
+
+void printer_print_stats(const struct printer *p)
+{
+	struct tracemap_format_stats st;
+
+	if (p->raw || !p->fmt || tracemap_format_stats(p->fmt, &st, sizeof(st)))
+		return;
+	fprintf(stderr, "tracemap: text: %llu events, %llu through libtraceevent (%u of %u event types)\n",
+		(unsigned long long)st.events, (unsigned long long)st.fallback_events,
+		st.types_fallback, st.types_fallback + st.types_compiled);
 }
 
 int printer_on_lost(void *ctx, int cpu, long long lost)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * Multi-CPU streams on the real tracefs: exactly-once delivery in global
- * time order of markers written from both CPUs, fill-priority draining in
+ * time order of markers written from both CPUs (finely interleaved, and in
+ * runs of one CPU that cross sub-buffers), fill-priority draining in
  * unordered mode, the latency bound with an idle CPU, buffer_percent set
  * while open and restored on close (also when the test around the stream
  * fails), lost events, follow and snapshot streams, the epoll fd and the
@@ -291,6 +292,47 @@ static void test_ordered_prefilled(void **state)
 	assert_true(st[0].wakeups > 0 && st[1].wakeups > 0);
 	/* the stream consumed: the kernel handed out everything it wrote */
 	assert_int_equal(st[0].kernel_read + st[1].kernel_read, INTERLEAVED);
+}
+
+/*
+ * Runs of one CPU from one marker to several sub-buffers, each run cut by
+ * single markers of the other CPU: the merge walks a CPU's region in one
+ * loop while it stays ahead, and must stop at the first marker of the run
+ * that is not older than the other CPU's next one.
+ */
+static const unsigned int runs[] = { 1, 1, 1, 300, 1, 2, 97, 1, 1, 500, 3, 1, 64, 1, 1000, 1 };
+
+static void write_runs(unsigned int count)
+{
+	unsigned int seq = 0, b = 0, n;
+
+	while (seq < count) {
+		n = runs[b % (sizeof(runs) / sizeof(runs[0]))];
+		if (n > count - seq)
+			n = count - seq;
+		write_markers_on(b & 1, seq, n);
+		seq += n;
+		b++;
+	}
+}
+
+/* Exactly once and in writing order, with watermark 0 and 50 */
+static void test_ordered_runs(void **state)
+{
+	int wm;
+
+	require_two_cpus();
+	for (wm = 0; wm <= 50; wm += 50) {
+		new_instance(1024);
+		drop_got();
+		write_runs(INTERLEAVED);
+		open_stream(0, wm, 0, TRACEMAP_MODE_CONSUME);
+		poll_until(INTERLEAVED, 1000);
+		assert_quiet();
+		assert_exactly_once(INTERLEAVED);
+		assert_time_order();
+		close_stream();
+	}
 }
 
 struct writer_arg {
@@ -945,6 +987,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_ordered_prefilled, teardown),
 		cmocka_unit_test_teardown(test_ordered_live, teardown),
 		cmocka_unit_test_teardown(test_ordered_recheck_idle, teardown),
+		cmocka_unit_test_teardown(test_ordered_runs, teardown),
 		cmocka_unit_test_teardown(test_ordered_concurrent_writers, teardown),
 		cmocka_unit_test_teardown(test_fill_priority, teardown),
 		cmocka_unit_test_teardown(test_latency_idle_cpu, teardown),

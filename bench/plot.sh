@@ -1,0 +1,45 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1
+#
+# The figures of make bench, beside results.md: CPU per event against the
+# offered rate for every consumer, and the highest lossless rate of each.
+#
+#   bench/plot.sh RAW.txt REPS OUTDIR
+#
+# Writes OUTDIR/cpu-per-event.png and OUTDIR/lossless-rate.png with gnuplot
+# (Debian gnuplot-nox, installed by make bench) from the medians
+# bench/summarize.awk computes; prints the Markdown that shows them.
+raw=$1 reps=$2 dir=$3
+[ -r "$raw" ] && [ -n "$reps" ] && [ -d "$dir" ] || { echo "usage: $0 RAW.txt REPS OUTDIR" >&2; exit 1; }
+command -v gnuplot > /dev/null || { echo "plot: gnuplot is not installed (Debian gnuplot-nox): no figures" >&2; exit 1; }
+awk -f "$(dirname "$0")/summarize.awk" -v reps="$reps" -v plotdir="$dir" "$raw" > /dev/null || exit 1
+[ -s "$dir/cpu.dat" ] && [ -s "$dir/lossless.dat" ] || { echo "plot: no data" >&2; exit 1; }
+ncol=$(head -1 "$dir/cpu.dat" | awk -F'\t' '{ print NF }')
+
+gnuplot <<GP || exit 1
+set terminal pngcairo size 1100,650 font "sans,10"
+set datafile separator "\t"
+set datafile missing "?"
+set key outside right top
+set grid ytics mytics
+set logscale y
+set ylabel "CPU ns per delivered event (log)"
+set xlabel "offered events/s (max: as fast as the writer goes)"
+set title "CPU per event: medians of $reps repetitions (make bench)"
+set output "$dir/cpu-per-event.png"
+plot for [c=2:$ncol] "$dir/cpu.dat" using 0:c:xtic(1) with linespoints lw 2 pt 7 title columnheader(c)
+set output "$dir/lossless-rate.png"
+unset logscale y
+unset key
+set style fill solid 0.6
+set boxwidth 0.7
+set xtics rotate by -35
+set ylabel "highest offered rate with zero loss (events/s; 0: none)"
+set xlabel ""
+set title "Highest lossless rate per consumer (max = the writer's own rate)"
+set format y "%.1s%c"
+plot "$dir/lossless.dat" using 0:2:xtic(1) with boxes
+GP
+echo "![CPU per event against offered rate](cpu-per-event.png)"
+echo
+echo "![Highest lossless rate per consumer](lossless-rate.png)"
