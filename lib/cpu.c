@@ -49,6 +49,8 @@ struct tracemap_cpu {
 	uint64_t seen_entries;
 	uint64_t seen_read;
 	uint64_t lost_accounted;
+	uint64_t stolen_told;		/* stolen when the last warning went out */
+	uint64_t stolen_warn_ns;	/* ... and when */
 
 	/* read() backend: one page copy */
 	unsigned char *rbuf;
@@ -470,15 +472,95 @@ static long long lost_add(long long a, long long b)
 	return a + b;
 }
 
+/* Data records in [start, end) of a region; -1 when one is corrupt. */
+static long long count_records(const struct tracemap_region *r)
+{
+	struct tm_walk w = { r->data, r->start, r->end, 0 };
+	struct tm_rec rec;
+	long long n = 0;
+	int ret;
+
+	while ((ret = tm_walk_next(&w, &rec)) > 0)
+		n++;
+	return ret < 0 ? -1 : n;
+}
+
+/*
+ * A second consumer of this CPU buffer: another process that maps it and
+ * calls GET_READER, or reads trace_pipe_raw. Each GET_READER adds the data
+ * records it hands out to the meta page's read count; when the count grew by
+ * more than the records of the region this call handed to us, the others
+ * were consumed by someone else between our calls, and we never see them.
+ */
+static void count_stolen(struct tracemap_cpu *c, uint64_t n)
+{
+	uint64_t now;
+
+	c->st.stolen += n;
+	now = tm_now_ns();
+	if (c->stolen_told && now - c->stolen_warn_ns < 1000000000ULL)
+		return;
+	tm_log(TRACEMAP_LOG_WARN, "cpu%d: another reader consumes this CPU buffer: %llu events "
+	       "so far went to it and not to us; stop the other reader (trace-cmd, cat "
+	       "trace_pipe, another tracemap) or use an instance of your own",
+	       c->cpu, (unsigned long long)c->st.stolen);
+	c->stolen_told = c->st.stolen;
+	c->stolen_warn_ns = now;
+}
+
+static void check_stolen(struct tracemap_cpu *c, uint64_t prev_read, uint64_t nread,
+			 long long handed)
+{
+	if (handed < 0 || nread < prev_read || nread - prev_read <= (uint64_t)handed)
+		return;
+	count_stolen(c, nread - prev_read - handed);
+}
+
+/*
+ * Another mapper's GET_READER updates the meta page we share at once: the
+ * events it took are gone for us, and our position on the reader page is
+ * now where it stopped (starting a new page at 0 would hand us its events a
+ * second time).
+ */
+static void follow_other_reader(struct tracemap_cpu *c)
+{
+	const struct trace_buffer_meta *m = c->meta;
+	uint64_t nread;
+	unsigned int id, rd;
+
+	/* pairs with rb_update_meta_page() in the other reader's ioctl */
+	nread = __atomic_load_n(&m->read, __ATOMIC_ACQUIRE);
+	if (nread <= c->seen_read || c->id == NO_ID)
+		return;		/* nobody else, or a reset that the ioctl will see */
+	id = __atomic_load_n(&m->reader.id, __ATOMIC_ACQUIRE);
+	rd = __atomic_load_n(&m->reader.read, __ATOMIC_RELAXED);
+	if (id >= c->nr_subbufs || rd > data_cap(c))
+		return;
+	if (id != c->id) {
+		c->id = id;
+		c->off = rd;
+		c->walk_off = 0;
+		c->walk_ts = __atomic_load_n((const uint64_t *)subbuf_at(c, id), __ATOMIC_RELAXED);
+		c->walk_bad = false;
+	} else if (rd > c->off) {
+		c->off = rd;
+	}
+	count_stolen(c, nread - c->seen_read);
+	c->seen_read = nread;
+}
+
 static int consume_mmap_region(struct tracemap_cpu *c, struct tracemap_region *r)
 {
 	const struct trace_buffer_meta *m = c->meta;
-	uint64_t entries, nread, overrun, commit;
+	uint64_t entries, nread, overrun, commit, prev_read;
 	const unsigned char *sb;
 	unsigned int id, rd;
 	long long lost = 0;
 	struct tm_walk w;
+	bool reset = false;
 
+	follow_other_reader(c);
+	prev_read = c->seen_read;
 	if (ioctl(c->fd, TRACE_MMAP_IOCTL_GET_READER) < 0)
 		return tm_err(errno);
 	c->st.get_reader++;
@@ -499,6 +581,7 @@ static int consume_mmap_region(struct tracemap_cpu *c, struct tracemap_region *r
 		/* the buffer was reset (echo > trace, clock change): start over */
 		c->lost_accounted = 0;
 		c->id = NO_ID;
+		reset = true;
 	}
 	c->seen_entries = entries;
 	c->seen_read = nread;
@@ -515,14 +598,19 @@ static int consume_mmap_region(struct tracemap_cpu *c, struct tracemap_region *r
 		if ((uint32_t)commit & TM_MISSED_EVENTS)
 			lost = flagged_lost(c, tm_subbuf_lost(sb, c->subbuf_size), overrun);
 	}
-	if (rd <= c->off && !lost)
+	if (rd <= c->off && !lost) {
+		if (!reset)
+			check_stolen(c, prev_read, nread, 0);
 		return 0;
+	}
 
 	region_init(c, r, sb, id);
 	r->start = c->off;
 	r->end = rd > c->off ? rd : c->off;
 	r->lost = lost;
 	c->off = r->end;
+	if (!reset)
+		check_stolen(c, prev_read, nread, count_records(r));
 
 	if (c->walk_off != r->start && !c->walk_bad) {
 		w = (struct tm_walk){ r->data, c->walk_off, r->start, c->walk_ts };
@@ -1090,6 +1178,11 @@ int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *
 void tm_cpu_count_wakeup(struct tracemap_cpu *c)
 {
 	c->st.wakeups++;
+}
+
+void tm_cpu_count_own(struct tracemap_cpu *c)
+{
+	c->st.own++;
 }
 
 void tm_cpu_count_late(struct tracemap_cpu *c)
