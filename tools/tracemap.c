@@ -6,7 +6,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <tracefs.h>
 
@@ -86,38 +85,28 @@ void tool_set_lib_print(bool verbose)
 	tracemap_set_print(lib_print, NULL);
 }
 
+/* The library finds tracefs and explains when it cannot. */
 const char *tool_tracefs(void)
 {
-	const char *dir = tracefs_tracing_dir();
+	static char dir[4096];
 
-	if (!dir)
-		tool_err("tracefs is not mounted: run 'mount -t tracefs nodev /sys/kernel/tracing'"
-			 " as root");
+	if (!dir[0] && tracemap_tracefs_dir(NULL, dir, sizeof(dir)))
+		return NULL;
 	return dir;
 }
 
-int tool_instance_check(const char *name, const char *hint)
+int tool_instance_dir(const char *name, char *idir, size_t size)
 {
-	const char *tfs;
-	char path[4096];
-	struct stat st;
+	const char *tfs = tool_tracefs();
 
-	if (!name)
-		return 0;
-	tfs = tool_tracefs();
 	if (!tfs)
 		return -1;
-	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
-		tool_err("invalid instance name '%s'", name);
+	if (name && !*name) {
+		/* the library reads "" as the top level; on the command line it is a mistake */
+		tool_err("invalid instance name '': give -B a name, or leave it out");
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/instances/%s", tfs, name);
-	if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
-		tool_err("no instance '%s' (%s does not exist): create it with 'mkdir %s'%s",
-			 name, path, path, hint ? hint : "");
-		return -1;
-	}
-	return 0;
+	return tracemap_instance_dir(tfs, name, idir, size) ? -1 : 0;
 }
 
 int main(int argc, char **argv)
