@@ -15,6 +15,8 @@ void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The usage text of tracemap(1), to @to. */
 void tool_usage(FILE *to);
+/* "tracemap VERSION" to stdout */
+void tool_version(void);
 
 /* Where tracefs is mounted (asked of the library once), or NULL after a message. */
 const char *tool_tracefs(void);

@@ -60,6 +60,11 @@ void tool_usage(FILE *to)
 	fputs(usage_text, to);
 }
 
+void tool_version(void)
+{
+	printf("tracemap %s\n", TRACEMAP_VERSION);
+}
+
 void tool_err(const char *fmt, ...)
 {
 	va_list ap;
@@ -119,6 +124,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		tool_usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		tool_version();
 		return 0;
 	}
 	tool_set_lib_print(false);
