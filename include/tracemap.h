@@ -286,6 +286,8 @@ TRACEMAP_API int tracemap_stream_next_event(struct tracemap_stream *s, struct tr
 					    int timeout_ms);
 
 TRACEMAP_API int tracemap_stream_nr_cpus(const struct tracemap_stream *s);
+/* Put back the events, filters and pids the stream set up, before a final drain. 0 or -errno. */
+TRACEMAP_API int tracemap_stream_restore_events(struct tracemap_stream *s);
 /* Events the stream enabled (opts.events), as "system:event"; NULL-terminated, owned by @s */
 TRACEMAP_API const char *const *tracemap_stream_events(const struct tracemap_stream *s);
 /* The reader of the @idx-th CPU of the stream (0 <= idx < nr_cpus) */

@@ -577,6 +577,28 @@ const char *const *tracemap_stream_events(const struct tracemap_stream *s)
 	return tm_events_names(s->events);
 }
 
+/**
+ * tracemap_stream_restore_events - put back the instance state of the options
+ * @s: the stream
+ *
+ * Disables the events the stream enabled and puts back their filters,
+ * set_event_pid, set_event_notrace_pid and options/event-fork, as
+ * tracemap_stream_close() would; the stream stays open, so that what the
+ * buffers still hold can be delivered without new events coming in.
+ * tracemap_stream_events() is empty afterwards. Calling it again does
+ * nothing.
+ *
+ * Returns 0, or -EINVAL when @s is NULL.
+ */
+int tracemap_stream_restore_events(struct tracemap_stream *s)
+{
+	if (!s)
+		return tm_err(EINVAL);
+	tm_events_restore(s->events);
+	s->events = NULL;
+	return 0;
+}
+
 struct tm_decode *tm_stream_decode(struct tracemap_stream *s)
 {
 	if (!s)

@@ -358,19 +358,20 @@ int cmd_stream(int argc, char **argv)
 	/* a file or pipe gets large writes; a terminal a line at a time */
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, NULL, _IOFBF, STDOUT_BUF);
+	if (o.command && command_start(o.command[0]))
+		goto out;
 	start = now_ns();
 	p.sfd = sfd;
-	command_start();
 	/* until Ctrl-C, SIGTERM, SIGHUP or the end of the command (SIGCHLD) */
 	ret = stream_loop(s, &p, sfd, o.busy, o.latency_ms) ? 1 : 0;
 	p.sfd = -1;
 
-	/* stop: what is left in the buffers, then the statistics */
+	/* stop: the events first, then what is left in the buffers, then the statistics */
+	tracemap_stream_restore_events(s);
 	stream_final_drain(s);
 	print_stats(s, (now_ns() - start) / 1e9);
-	if (o.command && command_ended(&status) && WIFEXITED(status) &&
-	    WEXITSTATUS(status) == 127)
-		ret = 1;
+	if (o.command)
+		command_ended(&status);
 out:
 	command_abort();
 	printer_free(&p);

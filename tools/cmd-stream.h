@@ -50,8 +50,8 @@ void instance_restore(struct stream_inst *si);
  * Returns the pid, or -1 after a message.
  */
 int command_fork(char **argv);
-/* Let it exec. */
-void command_start(void);
+/* Let it exec; -1 after a message when it could not be run. */
+int command_start(const char *name);
 /* A command that was never started exits without running; one that runs is left alone. */
 void command_abort(void);
 /* Whether the command has ended (reaping it); its exit status in *@status. */

@@ -18,24 +18,23 @@
 #include "tracemap-tool.h"
 #include "cmd-stream.h"
 
-static int go_fd = -1;
+static int go_fd = -1;		/* a byte lets the child exec */
+static int err_fd = -1;		/* the child's errno when exec failed; EOF when it ran */
 static pid_t child = -1;
 
 int command_fork(char **argv)
 {
+	int go[2], err[2], e;
 	sigset_t none;
-	int p[2];
 	char c;
 
-	if (pipe2(p, O_CLOEXEC)) {
+	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
 		tool_err("pipe: %s", strerror(errno));
 		return -1;
 	}
 	child = fork();
 	if (child < 0) {
 		tool_err("cannot fork for '%s': %s", argv[0], strerror(errno));
-		close(p[0]);
-		close(p[1]);
 		return -1;
 	}
 	if (!child) {
@@ -43,32 +42,55 @@ int command_fork(char **argv)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
-		close(p[1]);
-		if (read(p[0], &c, 1) != 1)
+		close(go[1]);
+		close(err[0]);
+		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* tracemap gave up before starting it */
 		execvp(argv[0], argv);
-		fprintf(stderr, "tracemap: cannot run '%s': %s\n", argv[0], strerror(errno));
+		e = errno;
+		if (write(err[1], &e, sizeof(e)) != sizeof(e))
+			_exit(127);
 		_exit(127);
 	}
-	close(p[0]);
-	go_fd = p[1];
+	close(go[0]);
+	close(err[1]);
+	go_fd = go[1];
+	err_fd = err[0];
 	return child;
 }
 
-void command_start(void)
+int command_start(const char *name)
 {
+	ssize_t n;
+	int e = 0;
+
 	if (go_fd < 0)
-		return;
+		return 0;
 	if (write(go_fd, "g", 1) != 1)
-		tool_err("cannot start the command: %s", strerror(errno));
+		e = errno;
 	close(go_fd);
 	go_fd = -1;
+	/* the exec closes the pipe (EOF); a failed one sends its errno */
+	do {
+		n = read(err_fd, &e, sizeof(e));
+	} while (n < 0 && errno == EINTR);
+	close(err_fd);
+	err_fd = -1;
+	if (n > 0 || e) {
+		tool_err("cannot run '%s': %s", name, strerror(e));
+		return -1;
+	}
+	return 0;
 }
 
 void command_abort(void)
 {
 	int status;
 
+	if (err_fd >= 0) {
+		close(err_fd);
+		err_fd = -1;
+	}
 	/* a command that runs is left to run: a signal to tracemap is not meant for it */
 	if (child <= 0 || go_fd < 0)
 		return;

@@ -184,6 +184,11 @@ static void test_enable_restore(void **state)
 
 		assert_non_null(open_with(sys, 1, 0, TRACEMAP_MODE_CONSUME));
 		assert_file("events/sched/sched_process_exec/enable", "1");
+		/* put back while the stream stays open, for a final drain */
+		assert_int_equal(tracemap_stream_restore_events(stream), 0);
+		assert_file("events/sched/sched_process_exec/enable", "0");
+		assert_null(tracemap_stream_events(stream)[0]);
+		assert_int_equal(tracemap_stream_restore_events(stream), 0);
 		tracemap_stream_close(stream);
 		stream = NULL;
 		assert_file("events/sched/sched_process_exec/enable", "0");
