@@ -191,21 +191,21 @@ TRACEMAP_API uint64_t tracemap_cpu_pending_since(const struct tracemap_cpu *c);
 TRACEMAP_API int tracemap_cpu_rewind(struct tracemap_cpu *c);
 
 struct tracemap_cpu_stats {
-	uint64_t events;		/* events delivered */
-	uint64_t bytes;			/* payload bytes delivered */
-	uint64_t lost;			/* events reported lost (known counts) */
+	uint64_t events;		/* events delivered by tracemap_cpu_next_event() */
+	uint64_t bytes;			/* record bytes of the regions delivered */
+	uint64_t lost;			/* events reported lost, known counts */
 	uint64_t lost_unknown;		/* gaps reported without a count */
-	uint64_t corrupt;		/* regions skipped as corrupt */
+	uint64_t corrupt;		/* regions or region tails skipped as corrupt */
 	uint64_t pages;			/* regions delivered */
 	uint64_t get_reader;		/* TRACE_MMAP_IOCTL_GET_READER calls */
 	uint64_t reads;			/* read() calls (read backend) */
-	uint64_t wakeups;		/* waits that returned with data (streams) */
-	uint64_t kernel_entries;	/* meta page: events written since reset */
-	uint64_t kernel_overrun;	/* meta page: events overwritten since reset */
-	uint64_t kernel_read;		/* meta page: events consumed since reset */
+	uint64_t wakeups;		/* waits of a stream that returned with data */
+	uint64_t kernel_entries;	/* meta page: events written since the last reset */
+	uint64_t kernel_overrun;	/* meta page: events overwritten since the last reset */
+	uint64_t kernel_read;		/* meta page: events consumed since the last reset */
 	uint64_t late;			/* time-ordered streams: delivered after a newer event */
 	uint64_t stolen;		/* events another consumer took from this CPU buffer */
-	uint64_t own;			/* events left out as the stream's own (TRACEMAP_STREAM_NO_SELF) */
+	uint64_t own;			/* events a stream left out as its own (NO_SELF) */
 };
 
 /* Copies min(@sz, sizeof) bytes of the statistics. Returns 0 or -errno. */

@@ -368,8 +368,12 @@ static void new_round(struct tracemap_stream *s)
  * @opts: mode, order, CPUs, watermark, latency and callbacks; NULL for the defaults
  *
  * Opens a reader per selected CPU (every one before anything is changed),
- * sets buffer_percent to the watermark (consume mode) and sets up the
- * wake-ups. A failure is explained through the print callback.
+ * sets buffer_percent to the watermark (consume mode: 50 for watermark 0
+ * unless TRACEMAP_STREAM_LOW_LATENCY asks for a wakeup per event), reads
+ * the own-event rules (TRACEMAP_STREAM_NO_SELF), enables the events of
+ * @opts->events with their filters and the tasks of @opts->pids, and sets
+ * up the wake-ups. A failure puts back what was changed and is explained
+ * through the print callback.
  *
  * Returns the stream, or NULL with errno set.
  */
@@ -568,6 +572,17 @@ int tracemap_stream_epoll_fd(const struct tracemap_stream *s)
 	return s ? s->epfd : tm_err(EINVAL);
 }
 
+/**
+ * tracemap_stream_events - the events a stream enabled from its options
+ * @s: the stream
+ *
+ * The events that @opts->events of tracemap_stream_open() resolved to, as
+ * "system:event" (whether or not they were enabled before), owned by @s.
+ *
+ * Returns a NULL-terminated list (empty without opts->events, or after
+ * tracemap_stream_restore_events()), or NULL with errno EINVAL when @s is
+ * NULL.
+ */
 const char *const *tracemap_stream_events(const struct tracemap_stream *s)
 {
 	if (!s) {
