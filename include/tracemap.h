@@ -208,7 +208,11 @@ struct tracemap_cpu_stats {
 	uint64_t own;			/* events a stream left out as its own (NO_SELF) */
 };
 
-/* Copies min(@sz, sizeof) bytes of the statistics. Returns 0 or -errno. */
+/*
+ * Copies min(@sz, sizeof) bytes of the statistics. The kernel_* fields come
+ * from the meta page, for the read() backend from per_cpu/cpuN/stats.
+ * Returns 0 or -errno.
+ */
 TRACEMAP_API int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *st,
 				    size_t sz);
 /* kernel_entries - kernel_overrun - kernel_read: events not handed out yet (0 if negative) */
