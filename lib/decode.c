@@ -190,6 +190,15 @@ void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
 
 /* ------------------------------------------------------------ accessors */
 
+/* The format of @ev in the stream's formats; NULL + errno */
+static struct tep_event *event_of(struct tracemap_stream *s, const struct tracemap_event *ev)
+{
+	struct tm_decode *d = tm_stream_decode(s);
+	struct tep_record rec;
+
+	return d ? find(d, ev, &rec) : NULL;
+}
+
 /**
  * tracemap_stream_tep - the event formats of a stream, for libtraceevent
  * @s: the stream
@@ -220,11 +229,8 @@ struct tep_handle *tracemap_stream_tep(struct tracemap_stream *s)
  */
 const char *tracemap_event_system(struct tracemap_stream *s, const struct tracemap_event *ev)
 {
-	struct tm_decode *d = tm_stream_decode(s);
-	struct tep_record rec;
-	struct tep_event *e;
+	struct tep_event *e = event_of(s, ev);
 
-	e = d ? find(d, ev, &rec) : NULL;
 	return e ? e->system : NULL;
 }
 
@@ -238,11 +244,8 @@ const char *tracemap_event_system(struct tracemap_stream *s, const struct tracem
  */
 const char *tracemap_event_name(struct tracemap_stream *s, const struct tracemap_event *ev)
 {
-	struct tm_decode *d = tm_stream_decode(s);
-	struct tep_record rec;
-	struct tep_event *e;
+	struct tep_event *e = event_of(s, ev);
 
-	e = d ? find(d, ev, &rec) : NULL;
 	return e ? e->name : NULL;
 }
 
