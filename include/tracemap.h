@@ -191,19 +191,21 @@ TRACEMAP_API uint64_t tracemap_cpu_pending_since(const struct tracemap_cpu *c);
 TRACEMAP_API int tracemap_cpu_rewind(struct tracemap_cpu *c);
 
 struct tracemap_cpu_stats {
-	uint64_t events;		/* events delivered */
-	uint64_t bytes;			/* payload bytes delivered */
-	uint64_t lost;			/* events reported lost (known counts) */
+	uint64_t events;		/* events delivered by tracemap_cpu_next_event() */
+	uint64_t bytes;			/* record bytes of the regions delivered */
+	uint64_t lost;			/* events reported lost, known counts */
 	uint64_t lost_unknown;		/* gaps reported without a count */
-	uint64_t corrupt;		/* regions skipped as corrupt */
+	uint64_t corrupt;		/* regions or region tails skipped as corrupt */
 	uint64_t pages;			/* regions delivered */
 	uint64_t get_reader;		/* TRACE_MMAP_IOCTL_GET_READER calls */
 	uint64_t reads;			/* read() calls (read backend) */
-	uint64_t wakeups;		/* waits that returned with data (streams) */
-	uint64_t kernel_entries;	/* meta page: events written since reset */
-	uint64_t kernel_overrun;	/* meta page: events overwritten since reset */
-	uint64_t kernel_read;		/* meta page: events consumed since reset */
+	uint64_t wakeups;		/* waits of a stream that returned with data */
+	uint64_t kernel_entries;	/* meta page: events written since the last reset */
+	uint64_t kernel_overrun;	/* meta page: events overwritten since the last reset */
+	uint64_t kernel_read;		/* meta page: events consumed since the last reset */
 	uint64_t late;			/* time-ordered streams: delivered after a newer event */
+	uint64_t stolen;		/* events another consumer took from this CPU buffer */
+	uint64_t own;			/* events a stream left out as its own (NO_SELF) */
 };
 
 /*
@@ -240,6 +242,20 @@ typedef int (*tracemap_lost_fn)(void *ctx, int cpu, long long lost);
 /* tracemap_stream_opts.flags */
 #define TRACEMAP_STREAM_UNORDERED	(1u << 0) /* fill-priority draining, no time merge */
 #define TRACEMAP_STREAM_BUSY_POLL	(1u << 1) /* no call sleeps: the caller spins on consume */
+/* leave out the events of this process's threads and sched events naming them */
+#define TRACEMAP_STREAM_NO_SELF		(1u << 2)
+/* wake for every event (buffer_percent 0): sub-millisecond latency, more CPU */
+#define TRACEMAP_STREAM_LOW_LATENCY	(1u << 3)
+/* with pids: their children too (options/event-fork) */
+#define TRACEMAP_STREAM_PID_FORKS	(1u << 4)
+/* load the event formats in open, before the events are enabled (not on first use) */
+#define TRACEMAP_STREAM_DECODE		(1u << 5)
+
+/* An event selection, as trace-cmd's -e and -f take it. */
+struct tracemap_event_spec {
+	const char *name;		/* "system:event", "system", "event" or "all"; shell globs */
+	const char *filter;		/* NULL, or a filter as events/<system>/<event>/filter takes */
+};
 
 struct tracemap_stream_opts {
 	size_t sz;			/* sizeof(struct tracemap_stream_opts) */
@@ -247,12 +263,16 @@ struct tracemap_stream_opts {
 	unsigned int flags;		/* TRACEMAP_STREAM_* */
 	unsigned int cpu_flags;		/* TRACEMAP_CPU_*, for every CPU */
 	const char *cpumask;		/* hex mask as in tracing_cpumask; NULL: online CPUs */
-	int watermark;			/* buffer_percent while open; < 0: leave as it is */
+	int watermark;			/* buffer_percent while open; 0: default; < 0: leave it */
 	int latency_ms;			/* deliver below the watermark within this; <= 0: 100 */
 	tracemap_event_fn on_event;
 	tracemap_lost_fn on_lost;
 	void *ctx;
 	const char *tracefs_dir;	/* NULL: find the tracefs mount */
+	const struct tracemap_event_spec *events; /* enabled on open, restored on close */
+	int nr_events;
+	const int *pids;		/* only these tasks (set_event_pid); restored on close */
+	int nr_pids;
 };
 
 struct tracemap_stream;
@@ -272,6 +292,21 @@ TRACEMAP_API int tracemap_stream_next_event(struct tracemap_stream *s, struct tr
 					    int timeout_ms);
 
 TRACEMAP_API int tracemap_stream_nr_cpus(const struct tracemap_stream *s);
+/* Put back the events, filters and pids the stream set up, before a final drain. 0 or -errno. */
+TRACEMAP_API int tracemap_stream_restore_events(struct tracemap_stream *s);
+/* Events the stream enabled (opts.events), as "system:event"; NULL-terminated, owned by @s */
+TRACEMAP_API const char *const *tracemap_stream_events(const struct tracemap_stream *s);
+
+/*
+ * Events on in an instance without a stream (a recorder that waits for a
+ * signal, a viewer): the selection, filters and put-back of opts.events.
+ * NULL + errno after a message; tracemap_events_restore() puts back and frees.
+ */
+struct tracemap_events;
+TRACEMAP_API struct tracemap_events *
+tracemap_events_enable(const char *instance, const struct tracemap_event_spec *specs, int nr_specs,
+		       const char *tracefs_dir);
+TRACEMAP_API void tracemap_events_restore(struct tracemap_events *ev);
 /* The reader of the @idx-th CPU of the stream (0 <= idx < nr_cpus) */
 TRACEMAP_API struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int idx);
 
@@ -381,6 +416,36 @@ TRACEMAP_API int tracemap_format_stats(const struct tracemap_format *f,
 				       struct tracemap_format_stats *st, size_t sz);
 /* NULL when @type is compiled, else why it is left to libtraceevent */
 TRACEMAP_API const char *tracemap_format_fallback(struct tracemap_format *f, int type);
+
+/* ----------------------------------------------------------------------
+ * Decoding the events of a stream (the formats are loaded once, when first needed)
+ */
+
+/* The stream's event formats and saved cmdlines (libtraceevent), owned by @s; NULL + errno */
+TRACEMAP_API struct tep_handle *tracemap_stream_tep(struct tracemap_stream *s);
+
+/* The event's system ("sched") and name ("sched_switch"); NULL + errno when unknown */
+TRACEMAP_API const char *tracemap_event_system(struct tracemap_stream *s,
+					       const struct tracemap_event *ev);
+TRACEMAP_API const char *tracemap_event_name(struct tracemap_stream *s,
+					     const struct tracemap_event *ev);
+/* common_pid: the task that wrote the event (0: idle or interrupt), or -errno */
+TRACEMAP_API int tracemap_event_pid(struct tracemap_stream *s, const struct tracemap_event *ev);
+/* The name of that task: saved_cmdlines, else /proc; "<...>" when unknown; NULL + errno */
+TRACEMAP_API const char *tracemap_event_comm(struct tracemap_stream *s,
+					     const struct tracemap_event *ev);
+/* A number field, sign-extended when signed. Returns 0 or -errno (ENOENT: no such field). */
+TRACEMAP_API int tracemap_event_field_num(struct tracemap_stream *s,
+					  const struct tracemap_event *ev, const char *field,
+					  long long *val);
+/* A string field (char array or __string), borrowed from the event; NULL + errno */
+TRACEMAP_API const char *tracemap_event_field_str(struct tracemap_stream *s,
+						  const struct tracemap_event *ev,
+						  const char *field);
+/* An array field (fixed or dynamic): its bytes, borrowed, and their count; NULL + errno */
+TRACEMAP_API const void *tracemap_event_field_array(struct tracemap_stream *s,
+						    const struct tracemap_event *ev,
+						    const char *field, unsigned int *size);
 
 #ifdef __cplusplus
 }

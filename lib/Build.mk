@@ -7,10 +7,10 @@ LIB_SONAME	:= libtracemap.so.$(VERSION_MAJOR)
 LIB_A		:= $(O)/libtracemap.a
 LIB_PC		:= $(O)/libtracemap.pc
 
-LIB_CFLAGS	:= -fPIC -fvisibility=hidden -Ilib $(TEP_CFLAGS)
+LIB_CFLAGS	:= -fPIC -fvisibility=hidden -Ilib $(TEP_CFLAGS) $(TFS_CFLAGS)
 
 # Programs link the static archive so they run from the build tree.
-TRACEMAP_LIBS	:= $(LIB_A) $(TEP_LIBS)
+TRACEMAP_LIBS	:= $(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
 
 $(O)/pic/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
@@ -20,7 +20,7 @@ $(O)/pic/lib/%.o: lib/%.c
 $(O)/$(LIB_SONAME).$(VERSION_MINOR).$(VERSION_PATCH): $(LIB_OBJS) lib/libtracemap.map
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=lib/libtracemap.map \
-		-Wl,-z,defs -o $@ $(LIB_OBJS) $(TEP_LIBS)
+		-Wl,-z,defs -o $@ $(LIB_OBJS) $(TFS_LIBS) $(TEP_LIBS)
 
 $(LIB_SO): $(O)/$(LIB_SONAME).$(VERSION_MINOR).$(VERSION_PATCH)
 	$(Q)ln -sf $(notdir $<) $(O)/$(LIB_SONAME)
@@ -30,8 +30,13 @@ $(LIB_A): $(LIB_OBJS)
 	$(if $(Q),@echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# The .pc names the directories of this make's PREFIX/LIBDIR/INCLUDEDIR:
+# make install writes it again, so that "make; make install PREFIX=/p"
+# installs one that points to /p.
+PC_SED		= sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' lib/libtracemap.pc.in
+
 $(LIB_PC): lib/libtracemap.pc.in Makefile
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
+	$(Q)$(PC_SED) > $@
 
 ALL_TARGETS	+= $(LIB_SO) $(LIB_A) $(LIB_PC)
 
@@ -42,7 +47,8 @@ install-lib: $(LIB_SO) $(LIB_A) $(LIB_PC)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libtracemap.so
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/tracemap.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 644 $(LIB_PC) $(DESTDIR)$(PKGCONFIGDIR)/
+	$(PC_SED) > $(DESTDIR)$(PKGCONFIGDIR)/libtracemap.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/libtracemap.pc
 
 INSTALL_TARGETS	+= install-lib
 .PHONY: install-lib

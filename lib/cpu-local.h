@@ -37,6 +37,8 @@ struct tm_consume {
 	uint64_t walk_ts;
 	bool walk_bad;
 	uint64_t seen_entries;
+	uint64_t stolen_told;		/* stats.stolen when the last warning went out */
+	uint64_t stolen_warn_ns;	/* ... and when */
 };
 
 /* cpu-read.c: one page copy */

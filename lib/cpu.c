@@ -609,6 +609,11 @@ void tm_cpu_count_wakeup(struct tracemap_cpu *c)
 	c->st.wakeups++;
 }
 
+void tm_cpu_count_own(struct tracemap_cpu *c)
+{
+	c->st.own++;
+}
+
 void tm_cpu_count_late(struct tracemap_cpu *c)
 {
 	c->st.late++;

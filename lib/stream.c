@@ -32,6 +32,17 @@
 #include "tracemap-local.h"
 
 #define DEFAULT_LATENCY_MS	100
+/*
+ * buffer_percent of a stream opened without TRACEMAP_STREAM_LOW_LATENCY and
+ * watermark 0: the kernel's own default. The stream then runs on its
+ * latency tick (and on a half-full CPU buffer), instead of being woken for
+ * each event: a wakeup writes sched events of its own, which would wake it
+ * again (measured: 8,500 own events a second on an idle system).
+ */
+#define DEFAULT_WATERMARK	50
+#define KNOWN_FLAGS		(TRACEMAP_STREAM_UNORDERED | TRACEMAP_STREAM_BUSY_POLL | \
+				 TRACEMAP_STREAM_NO_SELF | TRACEMAP_STREAM_LOW_LATENCY | \
+				 TRACEMAP_STREAM_PID_FORKS | TRACEMAP_STREAM_DECODE)
 #define MIN_ROUND_REGIONS	64	/* regions one CPU may hand out per round */
 #define MAX_CORRUPT_RETRIES	16
 
@@ -49,6 +60,7 @@ struct scpu {
 	bool region_seen;		/* region_id is set */
 	bool chased;			/* the writer is on the reader page: no new region this round */
 	bool lost_told;			/* on_lost was called for the pending event */
+	long long carry_missed;		/* loss before own events left out (pull model) */
 };
 
 struct tracemap_stream {
@@ -80,6 +92,10 @@ struct tracemap_stream {
 
 	char *percent_path;
 	int old_percent;		/* buffer_percent to restore, -1: untouched */
+
+	struct tm_events *events;	/* what opts.events/pids changed, to restore */
+	struct tm_self *self;		/* TRACEMAP_STREAM_NO_SELF */
+	struct tm_decode *decode;	/* formats, loaded when first asked for */
 };
 
 /* --------------------------------------------------------------- CPUs */
@@ -350,6 +366,8 @@ static void new_round(struct tracemap_stream *s)
 {
 	int i;
 
+	if (s->self)
+		tm_self_refresh(s->self, tm_now_ns());
 	s->round++;
 	s->round_op = s->op;
 	s->drained = false;
@@ -366,8 +384,12 @@ static void new_round(struct tracemap_stream *s)
  * @opts: mode, order, CPUs, watermark, latency and callbacks; NULL for the defaults
  *
  * Opens a reader per selected CPU (every one before anything is changed),
- * sets buffer_percent to the watermark (consume mode) and sets up the
- * wake-ups. A failure is explained through the print callback.
+ * sets buffer_percent to the watermark (consume mode: 50 for watermark 0
+ * unless TRACEMAP_STREAM_LOW_LATENCY asks for a wakeup per event), reads
+ * the own-event rules (TRACEMAP_STREAM_NO_SELF), enables the events of
+ * @opts->events with their filters and the tasks of @opts->pids, and sets
+ * up the wake-ups. A failure puts back what was changed and is explained
+ * through the print callback.
  *
  * Returns the stream, or NULL with errno set.
  */
@@ -383,15 +405,15 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 
 	if (tm_opts_copy(&o, sizeof(o), opts, TM_STREAM_OPTS_MIN_SZ, "tracemap_stream_opts"))
 		return NULL;
-	if (o.mode > TRACEMAP_MODE_FOLLOW ||
-	    (o.flags & ~(TRACEMAP_STREAM_UNORDERED | TRACEMAP_STREAM_BUSY_POLL)) ||
-	    o.watermark > 100) {
+	if (o.mode > TRACEMAP_MODE_FOLLOW || (o.flags & ~KNOWN_FLAGS) || o.watermark > 100) {
 		tm_log(TRACEMAP_LOG_ERROR, "stream: invalid options (mode %d, flags %#x, "
 		       "watermark %d)", o.mode, o.flags, o.watermark);
 		tm_err(EINVAL);
 		return NULL;
 	}
 	latency = o.latency_ms > 0 ? o.latency_ms : DEFAULT_LATENCY_MS;
+	if (!o.watermark && !(o.flags & TRACEMAP_STREAM_LOW_LATENCY))
+		o.watermark = DEFAULT_WATERMARK;
 
 	ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
 	if (!ret)
@@ -413,6 +435,11 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	s->on_event = o.on_event;
 	s->on_lost = o.on_lost;
 	s->ctx = o.ctx;
+	s->decode = tm_decode_new(tfs);
+	if (!s->decode) {
+		ret = -errno;
+		goto fail;
+	}
 
 	n = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
 	if (n < 0) {
@@ -456,6 +483,23 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 			goto fail;
 		}
 	}
+	/* a program that decodes every event: not while its events pile up */
+	if ((o.flags & TRACEMAP_STREAM_DECODE) && !tm_decode_tep(s->decode)) {
+		ret = -errno;
+		goto fail;
+	}
+	if (o.flags & TRACEMAP_STREAM_NO_SELF) {
+		s->self = tm_self_new(tfs);
+		if (!s->self) {
+			ret = -errno;
+			goto fail;
+		}
+	}
+	/* the events last: every check that can fail was made */
+	ret = tm_events_setup(&s->events, tfs, instance, o.events, o.nr_events, o.pids,
+			      o.nr_pids, o.flags & TRACEMAP_STREAM_PID_FORKS, s->self);
+	if (ret)
+		goto fail;
 	ret = setup_wakeups(s, watermark, latency);
 	if (ret) {
 		tm_log(TRACEMAP_LOG_ERROR, "stream: cannot set up the wake-ups (epoll, eventfd, "
@@ -482,6 +526,10 @@ void tracemap_stream_close(struct tracemap_stream *s)
 
 	if (!s)
 		return;
+	/* the events first: nothing more is written for a reader that goes away */
+	tm_events_restore(s->events);
+	tm_self_free(s->self);
+	tm_decode_free(s->decode);
 	for (i = 0; i < s->nr; i++)
 		tracemap_cpu_close(s->cpus[i].c);
 	free(s->cpus);
@@ -537,6 +585,55 @@ struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int id
 int tracemap_stream_epoll_fd(const struct tracemap_stream *s)
 {
 	return s ? s->epfd : tm_err(EINVAL);
+}
+
+/**
+ * tracemap_stream_events - the events a stream enabled from its options
+ * @s: the stream
+ *
+ * The events that @opts->events of tracemap_stream_open() resolved to, as
+ * "system:event" (whether or not they were enabled before), owned by @s.
+ *
+ * Returns a NULL-terminated list (empty without opts->events, or after
+ * tracemap_stream_restore_events()), or NULL with errno EINVAL when @s is
+ * NULL.
+ */
+const char *const *tracemap_stream_events(const struct tracemap_stream *s)
+{
+	if (!s) {
+		tm_err(EINVAL);
+		return NULL;
+	}
+	return tm_events_names(s->events);
+}
+
+/**
+ * tracemap_stream_restore_events - put back the instance state of the options
+ * @s: the stream
+ *
+ * Disables the events the stream enabled and puts back their filters,
+ * set_event_pid, set_event_notrace_pid and options/event-fork, as
+ * tracemap_stream_close() would; the stream stays open, so that what the
+ * buffers still hold can be delivered without new events coming in.
+ * tracemap_stream_events() is empty afterwards. Calling it again does
+ * nothing.
+ *
+ * Returns 0, or -EINVAL when @s is NULL.
+ */
+int tracemap_stream_restore_events(struct tracemap_stream *s)
+{
+	if (!s)
+		return tm_err(EINVAL);
+	tm_events_restore(s->events);
+	s->events = NULL;
+	return 0;
+}
+
+struct tm_decode *tm_stream_decode(struct tracemap_stream *s)
+{
+	if (!s)
+		tm_err(EINVAL);
+	return s ? s->decode : NULL;
 }
 
 /* ------------------------------------------------------------ merging */
@@ -764,6 +861,24 @@ static inline void take(struct tracemap_stream *s, struct scpu *sc)
 		s->last_ts = sc->ev.ts;
 }
 
+/* An event the stream caused itself, left out with TRACEMAP_STREAM_NO_SELF. */
+static bool own_event(struct tracemap_stream *s, struct scpu *sc)
+{
+	if (!s->self || !tm_self_match(s->self, &sc->ev))
+		return false;
+	tm_cpu_count_own(sc->c);
+	return true;
+}
+
+/* Known counts add up; an unknown count stays unknown. */
+static long long add_missed(long long a, long long b)
+{
+	if (a == TRACEMAP_LOST_UNKNOWN || b == TRACEMAP_LOST_UNKNOWN)
+		return a || b ? TRACEMAP_LOST_UNKNOWN : 0;
+	return a + b;
+}
+
+/* Returns 1 when delivered, 0 when left out as own, or the callback's < 0. */
 static inline int deliver(struct tracemap_stream *s, struct scpu *sc)
 {
 	int ret;
@@ -779,12 +894,15 @@ static inline int deliver(struct tracemap_stream *s, struct scpu *sc)
 		sc->ev.missed = 0;
 	}
 	take(s, sc);
+	if (own_event(s, sc))
+		return 0;
+	tm_decode_observe(s->decode, &sc->ev);
 	if (s->on_event) {
 		ret = s->on_event(s->ctx, &sc->ev);
 		if (ret < 0)
 			return ret;
 	}
-	return 0;
+	return 1;
 }
 
 /*
@@ -813,7 +931,7 @@ static int run_region(struct tracemap_stream *s, struct scpu *sc)
 		if (ret < 0)
 			return ret;
 		if (n < INT_MAX)
-			n++;
+			n += ret;
 	}
 	return n;
 }
@@ -835,7 +953,7 @@ static int run_round(struct tracemap_stream *s)
 		if (ret < 0)
 			break;
 		if (n < INT_MAX)
-			n++;
+			n += ret;
 		if (s->run == sc) {
 			ret = run_region(s, sc);
 			if (ret < 0)
@@ -988,6 +1106,13 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 		if (ret > 0) {
 			take(s, sc);
 			tm_wake_data(&s->wake);
+			if (own_event(s, sc)) {
+				sc->carry_missed = add_missed(sc->carry_missed, sc->ev.missed);
+				continue;
+			}
+			sc->ev.missed = add_missed(sc->carry_missed, sc->ev.missed);
+			sc->carry_missed = 0;
+			tm_decode_observe(s->decode, &sc->ev);
 			*ev = sc->ev;
 			return 1;
 		}

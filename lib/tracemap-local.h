@@ -250,6 +250,7 @@ int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const
 /* Streams count their wakeups here so that one stats call reports everything. */
 void tm_cpu_count_wakeup(struct tracemap_cpu *c);
 void tm_cpu_count_late(struct tracemap_cpu *c);
+void tm_cpu_count_own(struct tracemap_cpu *c);
 /* Regions handed out so far: a stream sees from it whether a call fetched new data. */
 uint64_t tm_cpu_regions(const struct tracemap_cpu *c);
 /* The sub-buffer id of the region tracemap_cpu_next_event() walks (read backend: a counter). */
@@ -260,5 +261,53 @@ bool tm_cpu_region_left(const struct tracemap_cpu *c);
 int tm_cpu_next_in_region(struct tracemap_cpu *c, struct tracemap_event *ev);
 /* Events the kernel holds beyond what it handed out, from the meta page (0 without one). */
 uint64_t tm_cpu_backlog(const struct tracemap_cpu *c);
+
+/* ------------------------------------------------------------ streams */
+
+struct tm_decode;
+struct tm_events;
+struct tm_self;
+
+/* The stream's decoder (never NULL for an open stream); NULL + EINVAL for NULL. */
+struct tm_decode *tm_stream_decode(struct tracemap_stream *s);
+
+/* ----------------------------------------------- instance state (events.c) */
+
+/*
+ * Enable the selected events with their filters, restrict to @pids, and for
+ * @self add its threads to set_event_notrace_pid and its clauses to the
+ * sched filters. *@out is NULL when there was nothing to do. On failure
+ * everything is put back. Returns 0 or -errno after a message.
+ */
+int tm_events_setup(struct tm_events **out, const char *tracefs, const char *instance,
+		    const struct tracemap_event_spec *specs, int nr_specs, const int *pids,
+		    int nr_pids, bool pid_forks, const struct tm_self *self);
+/* Put back everything tm_events_setup() changed and free @e (NULL-safe). */
+void tm_events_restore(struct tm_events *e);
+/* "system:event" of every selected event, NULL-terminated */
+const char *const *tm_events_names(const struct tm_events *e);
+
+/* ------------------------------------------------- own events (self.c) */
+
+struct tm_self *tm_self_new(const char *tracefs);
+void tm_self_free(struct tm_self *self);
+/* The threads of this process, as last read. */
+const int *tm_self_tids(const struct tm_self *self, int *nr);
+/* Read the threads again if the last look is older than the refresh period. */
+void tm_self_refresh(struct tm_self *self, uint64_t now);
+/* The filter clause that keeps our threads out of @system:@event; 0 when none is needed. */
+int tm_self_clause(const struct tm_self *self, const char *system, const char *event,
+		   char *buf, size_t size);
+/* The event was written by one of our threads or is a sched event naming one. */
+bool tm_self_match(const struct tm_self *self, const struct tracemap_event *ev);
+
+/* ------------------------------------------------------ decoding (decode.c) */
+
+struct tm_decode *tm_decode_new(const char *tracefs);
+void tm_decode_free(struct tm_decode *d);
+/* The formats, loaded on the first call; NULL + errno after a message. */
+struct tep_handle *tm_decode_tep(struct tm_decode *d);
+/* Every delivered event: an exec renames its task. Nothing before the formats are loaded. */
+void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev);
 
 #endif /* _TRACEMAP_LOCAL_H */

@@ -612,7 +612,7 @@ int cmd_flight(int argc, char **argv)
 	struct tracemap_stream *s = NULL;
 	int sfd = -1, tfd = -1, epfd = -1, ret = 1, status = 0, n, i;
 	struct flight_opts o = { 0 };
-	struct ev_set events = { 0 };
+	struct tracemap_events *events = NULL;
 	struct recorder r = { 0 };
 	struct trigger t = { 0 };
 	struct epoll_event evs[4];
@@ -655,7 +655,7 @@ int cmd_flight(int argc, char **argv)
 			tool_err("(without -B, tracemap flight records in a private instance)");
 		goto out;
 	}
-	if (trigger_init(&t, tfs, &o) || events_resolve(tfs, o.specs, o.nr_specs, &events))
+	if (trigger_init(&t, tfs, &o))
 		goto out;
 
 	inst = tool_open_instance(tfs, o.instance, "tracemap-flight", &private);
@@ -674,7 +674,8 @@ int cmd_flight(int argc, char **argv)
 		if (!old_size || write_file(inst, "buffer_size_kb", what))
 			goto out;
 	}
-	if (events_enable(inst, &events))
+	events = tool_events_enable(tfs, r.iname, o.specs, o.nr_specs);
+	if (!events)
 		goto out;
 
 	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -788,8 +789,7 @@ int cmd_flight(int argc, char **argv)
 out:
 	/* reverse order of the setup */
 	tracemap_stream_close(s);
-	events_restore(inst, &events);
-	events_free(&events);
+	tracemap_events_restore(events);
 	restore_file(inst, "buffer_size_kb", &old_size);
 	restore_file(inst, "options/overwrite", &old_overwrite);
 	if (private) {

@@ -197,7 +197,7 @@ int cmd_view(int argc, char **argv)
 {
 	struct tracefs_instance *inst = NULL;
 	struct view_opts o = { 0 };
-	struct ev_set events = { 0 };
+	struct tracemap_events *events = NULL;
 	char dir[PATH_MAX], *old_kb = NULL;
 	bool private = false;
 	int sfd = -1, ret = 1;
@@ -228,8 +228,6 @@ int cmd_view(int argc, char **argv)
 			tool_err("(without -B, tracemap view shows a private instance)");
 		goto out;
 	}
-	if (events_resolve(tfs, o.specs, o.nr_specs, &events))
-		goto out;
 	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sfd < 0) {
 		tool_err("signalfd: %s", strerror(errno));
@@ -247,7 +245,8 @@ int cmd_view(int argc, char **argv)
 		if (set_buffer_kb(inst, o.buffer_kb))
 			goto out;
 	}
-	if (events_enable(inst, &events))
+	events = tool_events_enable(tfs, iname, o.specs, o.nr_specs);
+	if (!events)
 		goto out;
 
 	snprintf(dir, sizeof(dir), "%s/instances/%s", tfs, iname);
@@ -259,7 +258,7 @@ int cmd_view(int argc, char **argv)
 		"instance ", iname, private ? "; it is removed when KernelShark exits" : "");
 	ret = wait_kernelshark(pid, sfd);
 out:
-	events_restore(inst, &events);
+	tracemap_events_restore(events);
 	if (old_kb) {
 		/* "1410 (expanded: ...)" style values: the number is what counts */
 		if (set_buffer_kb(inst, atoi(old_kb)))
@@ -272,7 +271,6 @@ out:
 		ret = 1;
 	}
 	tracefs_instance_free(inst);
-	events_free(&events);
 	free(o.specs);
 	if (sfd >= 0)
 		close(sfd);

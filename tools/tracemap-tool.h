@@ -17,6 +17,8 @@ void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The usage text of tracemap(1), to @to. */
 void tool_usage(FILE *to);
+/* "tracemap VERSION" to stdout */
+void tool_version(void);
 
 /* Where tracefs is mounted (asked of the library once), or NULL after a message. */
 const char *tool_tracefs(void);
@@ -59,6 +61,13 @@ int tool_end_args(int argc, char **argv, const char *iname, bool top);
 
 /* Warn when @inst (NULL: the top level) has tracing_on 0: nothing new is recorded. */
 void tool_warn_tracing_off(struct tracefs_instance *inst, const char *tfs);
+
+/*
+ * Enable the -e events @names (no filters) in instance @iname until
+ * tracemap_events_restore(); NULL after a message (nothing changed).
+ */
+struct tracemap_events *tool_events_enable(const char *tfs, const char *iname, char **names,
+					   int nr);
 
 /* Route libtracemap's messages through tool_err(); debug ones when @verbose. */
 void tool_set_lib_print(bool verbose);

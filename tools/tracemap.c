@@ -18,9 +18,11 @@
 
 /* Keep in step with Documentation/tracemap.1.txt (tests/tools/tool-help.sh checks). */
 static const char usage_text[] =
-"usage: tracemap stream [-B instance | --top] [-e system[:event]]... [-M cpumask]\n"
+"usage: tracemap stream [-B instance | --top] [-e system[:event] [-f filter]]...\n"
+"                       [-P pid[,pid...]] [-M cpumask] [-b kb] [-C clock]\n"
 "                       [--non-consuming] [--unordered] [--latency-ms N]\n"
-"                       [--watermark PCT] [--busy-poll] [--raw]\n"
+"                       [--watermark PCT] [--busy-poll] [--raw] [--no-filter]\n"
+"                       [-F] [command [args...]]\n"
 "       tracemap snapshot [-B instance | --top] [-M cpumask] [-o file]\n"
 "       tracemap flight [-B instance] [-e system[:event]]... [-b kb] [-M cpumask]\n"
 "                       [-o file | -o directory/] [--marker string]\n"
@@ -30,22 +32,29 @@ static const char usage_text[] =
 "       tracemap stat [-B instance | --top]\n"
 "       tracemap view [-B instance] [-e system[:event]]... [-b kb]\n"
 "                     [--follow MS] [--kernelshark PATH]\n"
-"       tracemap --help\n"
+"       tracemap --help | --version\n"
 "\n"
 "Read the ftrace ring buffers of an instance through their memory mapping\n"
 "(Linux 6.10 or later).\n"
 "\n"
 "stream: enable the events, print each event as it arrives the way\n"
-"'trace-cmd report' does, until Ctrl-C or SIGTERM; then restore the events\n"
-"and buffer_percent and print per-CPU statistics to stderr.\n"
-"  -B instance          stream this existing instance; default: a private\n"
-"                       instance tracemap-<pid>, removed at exit\n"
+"'trace-cmd report' does, until Ctrl-C or SIGTERM (or the end of the\n"
+"command); then put back what it changed and print per-CPU statistics to\n"
+"stderr. The events tracemap causes itself are left out.\n"
+"  -B instance          stream this instance, made (and removed at exit) when\n"
+"                       it does not exist; default: a private instance\n"
+"                       tracemap-<pid>, removed at exit\n"
 "  --top                stream the top-level buffer\n"
 "  -e system[:event]    enable these events while streaming (repeatable);\n"
 "                       a system alone enables all its events, an event\n"
-"                       name alone that event in every system\n"
+"                       name alone that event in every system; all: every\n"
+"                       event\n"
+"  -f filter            a filter on the events of the -e before it\n"
+"  -P pid[,pid...]      only the events of these tasks (set_event_pid)\n"
 "  -M cpumask           CPUs to read, hexadecimal as in tracing_cpumask\n"
 "                       (default: the online CPUs)\n"
+"  -b kb                buffer size per CPU in KiB while streaming\n"
+"  -C clock             trace_clock while streaming (local, global, mono...)\n"
 "  --non-consuming      follow the buffer without removing what is read\n"
 "  --unordered          drain the fullest CPU first instead of merging by time\n"
 "  --latency-ms N       deliver events the kernel does not wake up for within\n"
@@ -55,6 +64,9 @@ static const char usage_text[] =
 "                       for every event)\n"
 "  --busy-poll          never sleep: lowest latency, one CPU busy\n"
 "  --raw                print CPU, time stamp and payload size only\n"
+"  --no-filter          keep the events tracemap causes itself\n"
+"  -F                   only the events of the command (and its children)\n"
+"  command [args...]    run it once the events are enabled; stop when it ends\n"
 "\n"
 "snapshot: write what the buffer holds now to a trace.dat file (version 6,\n"
 "as trace-cmd report and KernelShark read it) without consuming anything,\n"
@@ -107,6 +119,7 @@ static const char usage_text[] =
 "  --kernelshark PATH   the KernelShark program (default: kernelshark)\n"
 "\n"
 "  -h, --help           this text (also after any command)\n"
+"  --version            the version of tracemap\n"
 "\n"
 "Exit status: 0 on success, 1 on any error (nothing is changed when the\n"
 "arguments name an unknown event, instance or CPU).\n";
@@ -114,6 +127,11 @@ static const char usage_text[] =
 void tool_usage(FILE *to)
 {
 	fputs(usage_text, to);
+}
+
+void tool_version(void)
+{
+	printf("tracemap %s\n", TRACEMAP_VERSION);
 }
 
 void tool_err(const char *fmt, ...)
@@ -224,6 +242,26 @@ int tool_end_args(int argc, char **argv, const char *iname, bool top)
 	return 0;
 }
 
+struct tracemap_events *tool_events_enable(const char *tfs, const char *iname, char **names,
+					   int nr)
+{
+	struct tracemap_event_spec *specs;
+	struct tracemap_events *ev;
+	int i;
+
+	specs = calloc(nr + 1, sizeof(*specs));
+	if (!specs) {
+		tool_err("out of memory");
+		return NULL;
+	}
+	for (i = 0; i < nr; i++)
+		specs[i].name = names[i];
+	/* a failure is explained by the library (libtracemap-print(3)) */
+	ev = tracemap_events_enable(iname, specs, nr, tfs);
+	free(specs);
+	return ev;
+}
+
 void tool_warn_tracing_off(struct tracefs_instance *inst, const char *tfs)
 {
 	char *on = tracefs_instance_file_read(inst, "tracing_on", NULL);
@@ -264,6 +302,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		tool_usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		tool_version();
 		return 0;
 	}
 	tool_set_lib_print(false);

@@ -37,7 +37,7 @@ $(KSP_SO): $(KSP_C_OBJ) $(KSP_CXX_OBJ) $(LIB_A) plugins/kernelshark/plugin-trace
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CXX) -shared -Wl,--version-script=plugins/kernelshark/plugin-tracemap.map -Wl,-z,defs \
 		-Wl,--as-needed -o $@ $(KSP_C_OBJ) $(KSP_CXX_OBJ) $(LIB_A) \
-		-lkshark -lkshark-gui $(QT5_LIBS) $(TEP_LIBS)
+		-lkshark -lkshark-gui $(QT5_LIBS) $(TFS_LIBS) $(TEP_LIBS)
 
 ALL_TARGETS	+= $(KSP_SO)
 
