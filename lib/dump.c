@@ -26,6 +26,8 @@ struct tracemap_dump {
 	bool as_top;			/* TRACEMAP_DUMP_AS_TOP */
 	char *cmdlines;			/* saved_cmdlines as of the copy */
 	size_t cmdlines_len;
+	char *events;			/* set_event as of the copy */
+	unsigned char ids[TM_EVENT_IDS / 8];	/* the event ids in the pages */
 	unsigned int subbuf_size;
 	int nr;
 	struct dump_cpu *cpus;
@@ -77,8 +79,12 @@ static char *read_clock(const char *idir)
 	return strdup("local");
 }
 
-/* Count what the pages hold, from the pages themselves: what the file will say. */
-static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size)
+/*
+ * Count what the pages hold, from the pages themselves: what the file will
+ * say. Note the event ids (common_type, the payload's first u16) in @ids:
+ * the file carries the formats of those.
+ */
+static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size, unsigned char *ids)
 {
 	struct tracemap_dump_cpu_stats *st = &dc->st;
 	size_t i;
@@ -99,6 +105,12 @@ static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size)
 			st->lost_gaps++;
 		w = (struct tm_walk){ sb + TM_SUBBUF_HDR, 0, TM_COMMIT_SIZE(commit), page_ts };
 		while (tm_walk_next(&w, &rec) > 0) {
+			uint16_t id;
+
+			if (rec.size >= sizeof(id)) {
+				memcpy(&id, rec.payload, sizeof(id));
+				ids[id / 8] |= 1 << (id % 8);
+			}
 			if (!st->events)
 				st->first_ts = rec.ts;
 			st->last_ts = rec.ts;
@@ -206,6 +218,7 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	struct tracemap_dump_opts o;
 	uint64_t t0, start;
 	bool *set = NULL;
+	size_t len;
 	int ret, i, n;
 
 	memset(&o, 0, sizeof(o));
@@ -282,6 +295,14 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		tm_log(TRACEMAP_LOG_ERROR, "cannot read %s: %s", path, strerror(errno));
 		goto fail;
 	}
+	/* the enabled events, whose formats a reader wants even before they occur */
+	snprintf(path, sizeof(path), "%s/set_event", idir);
+	d->events = slurp(path, &len);
+	if (!d->events) {
+		ret = -errno;
+		tm_log(TRACEMAP_LOG_ERROR, "cannot read %s: %s", path, strerror(errno));
+		goto fail;
+	}
 	d->clock = read_clock(idir);
 	if (!d->clock) {
 		ret = tm_err(ENOMEM);
@@ -307,7 +328,7 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 			ret = mark_overrun(dc, sbs, dc->st.overrun, dc->read);
 		if (ret)
 			goto fail;
-		page_stats(dc, d->subbuf_size);
+		page_stats(dc, d->subbuf_size, d->ids);
 		add_total(&d->total, &dc->st);
 	}
 	free(readers);
@@ -344,6 +365,7 @@ void tracemap_dump_free(struct tracemap_dump *d)
 	free(d->instance);
 	free(d->clock);
 	free(d->cmdlines);
+	free(d->events);
 	free(d);
 }
 
@@ -378,6 +400,8 @@ int tracemap_dump_write(struct tracemap_dump *d, int fd)
 		.clock = d->clock,
 		.cmdlines = d->cmdlines,
 		.cmdlines_len = d->cmdlines_len,
+		.events = d->events,
+		.ids = d->ids,
 		.page_size = d->subbuf_size,
 		.cpus = cpus,
 		.nr = d->nr,
