@@ -194,6 +194,62 @@ static void add_total(struct tracemap_dump_cpu_stats *t, const struct tracemap_d
 	t->overrun += s->overrun;
 }
 
+/* The pages of snapshot reader @c as the dump's @i-th CPU: the copy, the overrun mark, the counts. */
+static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c)
+{
+	unsigned int sbs = tracemap_cpu_subbuf_size(c);
+	struct dump_cpu *dc = &d->cpus[i];
+	int ret;
+
+	if (i && sbs != d->subbuf_size) {
+		tm_log(TRACEMAP_LOG_ERROR, "CPU %d has %u-byte sub-buffers and CPU %d %u: "
+		       "a trace.dat holds one page size", dc->st.cpu, sbs,
+		       d->cpus[0].st.cpu, d->subbuf_size);
+		return tm_err(EPROTO);
+	}
+	d->subbuf_size = sbs;
+	ret = take_pages(c, dc);
+	if (!ret)
+		ret = mark_overrun(dc, sbs, dc->st.overrun, dc->read);
+	if (ret)
+		return ret;
+	page_stats(dc, sbs, d->ids);
+	add_total(&d->total, &dc->st);
+	return 0;
+}
+
+struct tracemap_dump *tm_dump_from_readers(const char *tracefs, struct tracemap_cpu **readers,
+					   int n)
+{
+	struct tracemap_dump *d;
+	int ret = -ENOMEM;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		goto fail;
+	d->cpus = calloc(n, sizeof(*d->cpus));
+	d->tracefs = strdup(tracefs);
+	d->clock = strdup("local");
+	d->cmdlines = strdup("");
+	d->events = strdup("");
+	if (!d->cpus || !d->tracefs || !d->clock || !d->cmdlines || !d->events)
+		goto fail;
+	d->total.cpu = -1;
+	for (d->nr = 0; d->nr < n; d->nr++) {
+		d->cpus[d->nr].st.cpu = tracemap_cpu_id(readers[d->nr]);
+		ret = add_cpu(d, d->nr, readers[d->nr]);
+		if (ret)
+			goto fail;
+	}
+	return d;
+fail:
+	if (d)
+		d->nr++;
+	tracemap_dump_free(d);
+	errno = -ret;
+	return NULL;
+}
+
 /**
  * tracemap_dump_take - copy the buffer of every CPU without consuming it
  * @instance: the instance, NULL for the top-level buffer
@@ -310,26 +366,11 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	}
 
 	for (i = 0; i < d->nr; i++) {
-		struct dump_cpu *dc = &d->cpus[i];
-		unsigned int sbs = tracemap_cpu_subbuf_size(readers[i]);
-
-		if (i && sbs != d->subbuf_size) {
-			tm_log(TRACEMAP_LOG_ERROR, "CPU %d has %u-byte sub-buffers and CPU %d %u: "
-			       "a trace.dat holds one page size", dc->st.cpu, sbs,
-			       d->cpus[0].st.cpu, d->subbuf_size);
-			ret = tm_err(EPROTO);
-			goto fail;
-		}
-		d->subbuf_size = sbs;
-		ret = take_pages(readers[i], dc);
+		ret = add_cpu(d, i, readers[i]);
 		tracemap_cpu_close(readers[i]);
 		readers[i] = NULL;
-		if (!ret)
-			ret = mark_overrun(dc, sbs, dc->st.overrun, dc->read);
 		if (ret)
 			goto fail;
-		page_stats(dc, d->subbuf_size, d->ids);
-		add_total(&d->total, &dc->st);
 	}
 	free(readers);
 	free(set);

@@ -202,6 +202,15 @@ struct tm_tracedat {
  */
 int tm_tracedat_write(int fd, const struct tm_tracedat *t);
 
+/*
+ * dump.c: a dump of snapshot readers (@readers[i] the i-th CPU, ascending),
+ * taken as tracemap_dump_take() takes its readers, with no overrun counts,
+ * command lines or enabled events: what the unit tests write over
+ * synthetic mappings.
+ */
+struct tracemap_dump *tm_dump_from_readers(const char *tracefs, struct tracemap_cpu **readers,
+					   int n);
+
 /* ------------------------------------------------------------ wake-ups */
 
 /* The one wake-up policy (wake.c): state of one waiter. */
