@@ -258,7 +258,8 @@ fail:
  * Opens a snapshot reader per CPU, back to back (the copy: validated pages,
  * torn ones copied again or marked lost), takes its pages as self-contained
  * sub-buffers, marks the kernel's overrun on the first page when nothing was
- * consumed, and reads saved_cmdlines and the trace clock. Every failure is
+ * consumed, and reads saved_cmdlines, the enabled events (set_event) and the
+ * trace clock. Every failure is
  * explained through the print callback.
  *
  * Returns the dump, or NULL with errno set.
