@@ -259,8 +259,7 @@ fail:
  * torn ones copied again or marked lost), takes its pages as self-contained
  * sub-buffers, marks the kernel's overrun on the first page when nothing was
  * consumed, and reads saved_cmdlines, the enabled events (set_event) and the
- * trace clock. Every failure is
- * explained through the print callback.
+ * trace clock. Every failure is explained through the print callback.
  *
  * Returns the dump, or NULL with errno set.
  */
