@@ -5,7 +5,7 @@
  *
  *   ks-refresh [-r reps] -B instance -p plugin.so -o image.dat
  *       first=MS     the plugin's part the first time in the process
- *                    (the writer reads every event format then)
+ *                    (the writer reads kallsyms and the formats then)
  *       plugin=MS    the plugin's part on later refreshes:
  *                    tracemap_dump_take() of the instance and
  *                    tracemap_dump_write() of the image (to image.dat, on a

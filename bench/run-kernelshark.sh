@@ -119,7 +119,7 @@ refreshes=$(ks_titles | sed -n 's/.* refresh \([0-9]*\) at.*/\1/p' | head -1)
 	echo
 	echo "One refresh of a buffer holding N events (trace_marker_raw, half per CPU), median of $REPS, ms."
 	echo "*plugin*: non-consuming copy and trace.dat image, on a refresh (*first*: the first one of a process,"
-	echo "which also reads every event format and kallsyms); *load*: KernelShark (libkshark) loading that image;"
+	echo "which also reads kallsyms and the formats of the ftrace events and of those in the buffer); *load*: KernelShark (libkshark) loading that image;"
 	echo "*refresh*: both through the plugin (kshark_open of the instance directory). Anchor: \`trace-cmd extract\`"
 	echo "of the same buffer (it consumes; refilled per repetition), then KernelShark loading the file."
 	echo

@@ -357,7 +357,8 @@ tracemap_dump_take(const char *instance, const struct tracemap_dump_opts *opts);
 
 /*
  * Write the dump to @fd as a trace.dat file (version 6, uncompressed): the
- * format files, kallsyms, printk formats and command lines, then the pages.
+ * formats of the ftrace events, of the events in the pages and of the
+ * enabled ones, kallsyms, printk formats and command lines, then the pages.
  * The formats, kallsyms and printk formats are read again only when
  * /proc/modules or dynamic_events changed since the previous call.
  * Returns 0 or -errno.

@@ -44,32 +44,45 @@ static bool cpu_online(int cpu)
 	return buf[0] == '1';
 }
 
+/* The layout of a mapping from its meta page; @path names it in the error. */
+static int use_meta(struct tracemap_cpu *c, const struct trace_buffer_meta *m, const char *path)
+{
+	long pagesz = getpagesize();
+	unsigned int msz, len, sbs, nr;
+
+	/* fixed at mapping time: the kernel only rewrites reader/counters */
+	msz = m->meta_page_size;
+	len = m->meta_struct_len;
+	sbs = m->subbuf_size;
+	nr = m->nr_subbufs;
+	if (len < TRACE_BUFFER_META_MIN_LEN || len > msz || msz < (unsigned int)pagesz ||
+	    msz % pagesz || sbs < 64 || sbs % 16 || sbs > 64u << 20 || nr < 2) {
+		tm_log(TRACEMAP_LOG_ERROR, "%s: meta page not understood (meta_page_size %u, "
+		       "meta_struct_len %u, subbuf_size %u, nr_subbufs %u): update libtracemap "
+		       "for this kernel", path, msz, len, sbs, nr);
+		return tm_err(EPROTO);
+	}
+	c->map_len = (size_t)msz + (size_t)nr * sbs;
+	c->subbuf_size = sbs;
+	c->nr_subbufs = nr;
+	return 0;
+}
+
 static int map_buffer(struct tracemap_cpu *c, const char *path)
 {
 	const struct trace_buffer_meta *probe;
 	long pagesz = getpagesize();
-	unsigned int msz, len, sbs, nr;
 	void *map;
 	int e;
 
 	probe = mmap(NULL, pagesz, PROT_READ, MAP_SHARED, c->fd, 0);
 	if (probe == MAP_FAILED)
 		return tm_err(errno);
-
-	/* fixed at mapping time: the kernel only rewrites reader/counters */
-	msz = probe->meta_page_size;
-	len = probe->meta_struct_len;
-	sbs = probe->subbuf_size;
-	nr = probe->nr_subbufs;
-	if (len < TRACE_BUFFER_META_MIN_LEN || len > msz || msz < (unsigned int)pagesz ||
-	    msz % pagesz || sbs < 64 || sbs % 16 || sbs > 64u << 20 || nr < 2) {
-		tm_log(TRACEMAP_LOG_ERROR, "%s: meta page not understood (meta_page_size %u, "
-		       "meta_struct_len %u, subbuf_size %u, nr_subbufs %u): update libtracemap "
-		       "for this kernel", path, msz, len, sbs, nr);
+	e = use_meta(c, probe, path);
+	if (e) {
 		munmap((void *)probe, pagesz);
-		return tm_err(EPROTO);
+		return e;
 	}
-	c->map_len = (size_t)msz + (size_t)nr * sbs;
 	map = mmap(NULL, c->map_len, PROT_READ, MAP_SHARED, c->fd, 0);
 	e = errno;
 	munmap((void *)probe, pagesz);
@@ -78,9 +91,8 @@ static int map_buffer(struct tracemap_cpu *c, const char *path)
 
 	c->map = map;
 	c->meta = map;
-	c->subbufs = (const unsigned char *)map + msz;
-	c->subbuf_size = sbs;
-	c->nr_subbufs = nr;
+	/* the meta area comes first */
+	c->subbufs = (const unsigned char *)map + c->map_len - (size_t)c->nr_subbufs * c->subbuf_size;
 	return 0;
 }
 
@@ -229,6 +241,37 @@ fail:
 	tracemap_cpu_close(c);
 	errno = ret;
 	return NULL;
+}
+
+struct tracemap_cpu *tm_cpu_open_mapped(const void *map, int cpu, enum tracemap_mode mode)
+{
+	const struct trace_buffer_meta *m = map;
+	struct tracemap_cpu *c;
+	int ret;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		tm_err(ENOMEM);
+		return NULL;
+	}
+	c->fd = -1;
+	c->cpu = cpu;
+	c->mode = mode;
+	c->backend = TRACEMAP_BACKEND_MMAP;
+	c->consume.id = TM_NO_ID;
+	c->follow.cur.id = TM_NO_ID;
+	ret = use_meta(c, m, "the given mapping");
+	if (!ret) {
+		c->meta = m;
+		c->subbufs = (const unsigned char *)map + m->meta_page_size;
+		ret = init_sources(c);
+	}
+	if (ret) {
+		tracemap_cpu_close(c);
+		errno = -ret;
+		return NULL;
+	}
+	return c;
 }
 
 /**

@@ -26,6 +26,8 @@ struct tracemap_dump {
 	bool as_top;			/* TRACEMAP_DUMP_AS_TOP */
 	char *cmdlines;			/* saved_cmdlines as of the copy */
 	size_t cmdlines_len;
+	char *events;			/* set_event as of the copy */
+	unsigned char ids[TM_EVENT_IDS / 8];	/* the event ids in the pages */
 	unsigned int subbuf_size;
 	int nr;
 	struct dump_cpu *cpus;
@@ -77,8 +79,12 @@ static char *read_clock(const char *idir)
 	return strdup("local");
 }
 
-/* Count what the pages hold, from the pages themselves: what the file will say. */
-static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size)
+/*
+ * Count what the pages hold, from the pages themselves: what the file will
+ * say. Note the event ids (common_type, the payload's first u16) in @ids:
+ * the file carries the formats of those.
+ */
+static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size, unsigned char *ids)
 {
 	struct tracemap_dump_cpu_stats *st = &dc->st;
 	size_t i;
@@ -99,6 +105,12 @@ static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size)
 			st->lost_gaps++;
 		w = (struct tm_walk){ sb + TM_SUBBUF_HDR, 0, TM_COMMIT_SIZE(commit), page_ts };
 		while (tm_walk_next(&w, &rec) > 0) {
+			uint16_t id;
+
+			if (rec.size >= sizeof(id)) {
+				memcpy(&id, rec.payload, sizeof(id));
+				ids[id / 8] |= 1 << (id % 8);
+			}
 			if (!st->events)
 				st->first_ts = rec.ts;
 			st->last_ts = rec.ts;
@@ -182,6 +194,62 @@ static void add_total(struct tracemap_dump_cpu_stats *t, const struct tracemap_d
 	t->overrun += s->overrun;
 }
 
+/* The pages of snapshot reader @c as the dump's @i-th CPU: the copy, the overrun mark, the counts. */
+static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c)
+{
+	unsigned int sbs = tracemap_cpu_subbuf_size(c);
+	struct dump_cpu *dc = &d->cpus[i];
+	int ret;
+
+	if (i && sbs != d->subbuf_size) {
+		tm_log(TRACEMAP_LOG_ERROR, "CPU %d has %u-byte sub-buffers and CPU %d %u: "
+		       "a trace.dat holds one page size", dc->st.cpu, sbs,
+		       d->cpus[0].st.cpu, d->subbuf_size);
+		return tm_err(EPROTO);
+	}
+	d->subbuf_size = sbs;
+	ret = take_pages(c, dc);
+	if (!ret)
+		ret = mark_overrun(dc, sbs, dc->st.overrun, dc->read);
+	if (ret)
+		return ret;
+	page_stats(dc, sbs, d->ids);
+	add_total(&d->total, &dc->st);
+	return 0;
+}
+
+struct tracemap_dump *tm_dump_from_readers(const char *tracefs, struct tracemap_cpu **readers,
+					   int n)
+{
+	struct tracemap_dump *d;
+	int ret = -ENOMEM;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		goto fail;
+	d->cpus = calloc(n, sizeof(*d->cpus));
+	d->tracefs = strdup(tracefs);
+	d->clock = strdup("local");
+	d->cmdlines = strdup("");
+	d->events = strdup("");
+	if (!d->cpus || !d->tracefs || !d->clock || !d->cmdlines || !d->events)
+		goto fail;
+	d->total.cpu = -1;
+	for (d->nr = 0; d->nr < n; d->nr++) {
+		d->cpus[d->nr].st.cpu = tracemap_cpu_id(readers[d->nr]);
+		ret = add_cpu(d, d->nr, readers[d->nr]);
+		if (ret)
+			goto fail;
+	}
+	return d;
+fail:
+	if (d)
+		d->nr++;
+	tracemap_dump_free(d);
+	errno = -ret;
+	return NULL;
+}
+
 /**
  * tracemap_dump_take - copy the buffer of every CPU without consuming it
  * @instance: the instance, NULL for the top-level buffer
@@ -190,8 +258,8 @@ static void add_total(struct tracemap_dump_cpu_stats *t, const struct tracemap_d
  * Opens a snapshot reader per CPU, back to back (the copy: validated pages,
  * torn ones copied again or marked lost), takes its pages as self-contained
  * sub-buffers, marks the kernel's overrun on the first page when nothing was
- * consumed, and reads saved_cmdlines and the trace clock. Every failure is
- * explained through the print callback.
+ * consumed, and reads saved_cmdlines, the enabled events (set_event) and the
+ * trace clock. Every failure is explained through the print callback.
  *
  * Returns the dump, or NULL with errno set.
  */
@@ -206,6 +274,7 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	struct tracemap_dump_opts o;
 	uint64_t t0, start;
 	bool *set = NULL;
+	size_t len;
 	int ret, i, n;
 
 	memset(&o, 0, sizeof(o));
@@ -282,6 +351,14 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		tm_log(TRACEMAP_LOG_ERROR, "cannot read %s: %s", path, strerror(errno));
 		goto fail;
 	}
+	/* the enabled events, whose formats a reader wants even before they occur */
+	snprintf(path, sizeof(path), "%s/set_event", idir);
+	d->events = slurp(path, &len);
+	if (!d->events) {
+		ret = -errno;
+		tm_log(TRACEMAP_LOG_ERROR, "cannot read %s: %s", path, strerror(errno));
+		goto fail;
+	}
 	d->clock = read_clock(idir);
 	if (!d->clock) {
 		ret = tm_err(ENOMEM);
@@ -289,26 +366,11 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	}
 
 	for (i = 0; i < d->nr; i++) {
-		struct dump_cpu *dc = &d->cpus[i];
-		unsigned int sbs = tracemap_cpu_subbuf_size(readers[i]);
-
-		if (i && sbs != d->subbuf_size) {
-			tm_log(TRACEMAP_LOG_ERROR, "CPU %d has %u-byte sub-buffers and CPU %d %u: "
-			       "a trace.dat holds one page size", dc->st.cpu, sbs,
-			       d->cpus[0].st.cpu, d->subbuf_size);
-			ret = tm_err(EPROTO);
-			goto fail;
-		}
-		d->subbuf_size = sbs;
-		ret = take_pages(readers[i], dc);
+		ret = add_cpu(d, i, readers[i]);
 		tracemap_cpu_close(readers[i]);
 		readers[i] = NULL;
-		if (!ret)
-			ret = mark_overrun(dc, sbs, dc->st.overrun, dc->read);
 		if (ret)
 			goto fail;
-		page_stats(dc, d->subbuf_size);
-		add_total(&d->total, &dc->st);
 	}
 	free(readers);
 	free(set);
@@ -344,6 +406,7 @@ void tracemap_dump_free(struct tracemap_dump *d)
 	free(d->instance);
 	free(d->clock);
 	free(d->cmdlines);
+	free(d->events);
 	free(d);
 }
 
@@ -378,6 +441,8 @@ int tracemap_dump_write(struct tracemap_dump *d, int fd)
 		.clock = d->clock,
 		.cmdlines = d->cmdlines,
 		.cmdlines_len = d->cmdlines_len,
+		.events = d->events,
+		.ids = d->ids,
 		.page_size = d->subbuf_size,
 		.cpus = cpus,
 		.nr = d->nr,

@@ -8,7 +8,8 @@
  *   "header_page\0" size(8) events/header_page
  *   "header_event\0" size(8) events/header_event
  *   count(4) { size(8) format } of events/ftrace/
- *   systems(4) { "name\0" count(4) { size(8) format } } of the other systems
+ *   systems(4) { "name\0" count(4) { size(8) format } } of the events in the
+ *   pages and the enabled ones
  *   size(4) /proc/kallsyms   size(4) printk_formats   size(8) saved_cmdlines
  *   cpus(4) "options  \0" { id(2) size(4) data } 0(2)
  *   "flyrecord\0" { offset(8) size(8) } per CPU, size(8) "[clock]"
@@ -190,115 +191,317 @@ static void free_names(char **names, int n)
 	free(names);
 }
 
-/* count(4) { size(8) format } of the events of one system directory */
-static void put_system(struct obuf *b, const char *sysdir)
-{
-	char path[4096];
-	char **ev;
-	int i, n;
-
-	ev = list_dirs(sysdir, "format", &n);
-	put_u32(b, n);
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s/format", sysdir, ev[i]);
-		put_file(b, path, 8, false);
-	}
-	free_names(ev, n);
-}
-
-static void put_formats(struct obuf *b, const char *tracefs)
-{
-	char events[4096], path[4200];
-	char **sys;
-	int i, n, nsys = 0;
-
-	snprintf(events, sizeof(events), "%s/events", tracefs);
-	snprintf(path, sizeof(path), "%s/ftrace", events);
-	put_system(b, path);
-
-	/* directories that hold events: each has an "enable" file, and is not ftrace */
-	sys = list_dirs(events, "enable", &n);
-	for (i = 0; i < n; i++)
-		nsys += strcmp(sys[i], "ftrace") != 0;
-	put_u32(b, nsys);
-	for (i = 0; i < n; i++) {
-		if (!strcmp(sys[i], "ftrace"))
-			continue;
-		put_str(b, sys[i]);
-		snprintf(path, sizeof(path), "%s/%s", events, sys[i]);
-		put_system(b, path);
-	}
-	free_names(sys, n);
-}
-
-/* "flyrecord\0", the per-CPU table, the clock; returns where the table starts */
 /*
  * What the file says about the kernel rather than the trace: header_page
- * and header_event, every event format, kallsyms, printk formats. Reading
- * it takes some 2000 tracefs files and megabytes of kallsyms, most of a
- * dump's cost when the buffer is small (a live view takes one a second),
- * and it changes only when modules come or go or dynamic events (kprobes,
- * uprobes, synthetic events) are made. So the last one is kept with
- * /proc/modules and dynamic_events as they read then, and reused while both
- * read the same. BPF programs loaded meanwhile add kallsyms entries that a
- * reused copy lacks.
+ * and header_event, the ftrace formats, kallsyms, printk formats, and the
+ * format of each event the file needs. Reading all of it takes megabytes of
+ * kallsyms and, for every event of the kernel, some 2300 format files that
+ * KernelShark then parses on every load; a live view writes a file a second.
+ * So a file holds the formats of the events in its pages and the enabled
+ * ones only, and what was read is kept with /proc/modules and
+ * dynamic_events as they read then, and reused while both read the same:
+ * formats change only when modules come or go or dynamic events (kprobes,
+ * uprobes, synthetic events) are made. BPF programs loaded meanwhile add
+ * kallsyms entries that a reused copy lacks.
  */
+struct fmt {
+	char *sys;
+	char *name;
+	char *text;			/* NULL until read */
+	size_t len;
+	int id;
+	bool want;			/* in the file being written */
+};
+
 static struct {
 	pthread_mutex_t lock;
 	char *tracefs;
 	struct obuf sig;
-	struct obuf part;
-} kernel_part = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct obuf head;		/* header_page, header_event, the ftrace formats */
+	struct obuf tail;		/* kallsyms, printk formats */
+	struct fmt *fmts;
+	int nr, cap;
+	bool all_ids;			/* every event of the kernel is in fmts */
+} kc = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static void put_kernel_part(struct obuf *b, const char *tracefs)
+static void kc_reset(void)
 {
-	struct obuf sig = { 0 }, part = { 0 };
-	char path[4200], *dir;
+	int i;
 
-	put_file(&sig, "/proc/modules", 8, true);
-	snprintf(path, sizeof(path), "%s/dynamic_events", tracefs);
-	put_file(&sig, path, 8, true);
-
-	pthread_mutex_lock(&kernel_part.lock);
-	if (!sig.err && kernel_part.tracefs && !strcmp(kernel_part.tracefs, tracefs) &&
-	    kernel_part.sig.len == sig.len && !memcmp(kernel_part.sig.p, sig.p, sig.len)) {
-		put(b, kernel_part.part.p, kernel_part.part.len);
-		goto out;
+	for (i = 0; i < kc.nr; i++) {
+		free(kc.fmts[i].sys);
+		free(kc.fmts[i].name);
+		free(kc.fmts[i].text);
 	}
-	put_str(&part, "header_page");
-	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
-	put_file(&part, path, 8, false);
-	put_str(&part, "header_event");
-	snprintf(path, sizeof(path), "%s/events/header_event", tracefs);
-	put_file(&part, path, 8, false);
-	put_formats(&part, tracefs);
-	put_file(&part, "/proc/kallsyms", 4, true);
-	snprintf(path, sizeof(path), "%s/printk_formats", tracefs);
-	put_file(&part, path, 4, true);
-	if (part.err) {
-		b->err = part.err;
-		goto out;
-	}
-	put(b, part.p, part.len);
-	dir = strdup(tracefs);
-	if (sig.err || !dir) {
-		free(dir);
-		goto out;
-	}
-	free(kernel_part.tracefs);
-	free(kernel_part.sig.p);
-	free(kernel_part.part.p);
-	kernel_part.tracefs = dir;
-	kernel_part.sig = sig;
-	kernel_part.part = part;
-	sig = (struct obuf){ 0 };
-	part = (struct obuf){ 0 };
-out:
-	pthread_mutex_unlock(&kernel_part.lock);
-	free(sig.p);
-	free(part.p);
+	free(kc.fmts);
+	free(kc.tracefs);
+	free(kc.sig.p);
+	free(kc.head.p);
+	free(kc.tail.p);
+	kc.fmts = NULL;
+	kc.nr = kc.cap = 0;
+	kc.all_ids = false;
+	kc.tracefs = NULL;
+	kc.sig = kc.head = kc.tail = (struct obuf){ 0 };
 }
 
+static struct fmt *kc_find(const char *sys, const char *name, int id)
+{
+	int i;
+
+	for (i = 0; i < kc.nr; i++)
+		if (sys ? !strcmp(kc.fmts[i].sys, sys) && !strcmp(kc.fmts[i].name, name) :
+			  kc.fmts[i].id == id)
+			return &kc.fmts[i];
+	return NULL;
+}
+
+static struct fmt *kc_add(const char *sys, const char *name, int id)
+{
+	struct fmt *f;
+
+	if (kc.nr == kc.cap) {
+		f = realloc(kc.fmts, (kc.cap ? kc.cap * 2 : 64) * sizeof(*f));
+		if (!f)
+			return NULL;
+		kc.fmts = f;
+		kc.cap = kc.cap ? kc.cap * 2 : 64;
+	}
+	f = &kc.fmts[kc.nr];
+	*f = (struct fmt){ .sys = strdup(sys), .name = strdup(name), .id = id };
+	if (!f->sys || !f->name) {
+		free(f->sys);
+		free(f->name);
+		return NULL;
+	}
+	kc.nr++;
+	return f;
+}
+
+/* Reads the format of @f once; its "ID:" line gives the id when not known. */
+static int kc_load(struct fmt *f)
+{
+	struct obuf t = { 0 };
+	char path[4200];
+	const char *p;
+
+	if (f->text)
+		return 0;
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", kc.tracefs, f->sys, f->name);
+	put_file(&t, path, 8, false);
+	put(&t, "", 1);
+	if (t.err) {
+		free(t.p);
+		return -t.err;
+	}
+	p = strstr((char *)t.p + 8, "\nID: ");
+	if (p)
+		f->id = atoi(p + 5);
+	f->len = t.len - 1;
+	f->text = (char *)t.p;		/* size(8) format, as the file wants it */
+	return 0;
+}
+
+/* Every event of the kernel with its id: needed only for an id of no enabled event. */
+static void kc_all_ids(void)
+{
+	char events[4096], path[8400], buf[32];
+	char **sys, **ev;
+	int i, j, n, m;
+
+	snprintf(events, sizeof(events), "%s/events", kc.tracefs);
+	sys = list_dirs(events, "enable", &n);
+	for (i = 0; i < n; i++) {
+		if (!strcmp(sys[i], "ftrace"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", events, sys[i]);
+		ev = list_dirs(path, "id", &m);
+		for (j = 0; j < m; j++) {
+			snprintf(path, sizeof(path), "%s/%s/%s/id", events, sys[i], ev[j]);
+			if (kc_find(sys[i], ev[j], 0) || tm_read_file(path, buf, sizeof(buf)) <= 0)
+				continue;
+			kc_add(sys[i], ev[j], atoi(buf));
+		}
+		free_names(ev, m);
+	}
+	free_names(sys, n);
+	kc.all_ids = true;
+}
+
+/*
+ * count(4) { size(8) format } of events/ftrace, whose events (print, bprint,
+ * function, ...) readers need in every file, and whose ids are then known
+ */
+static int put_ftrace(struct obuf *b, const char *tracefs)
+{
+	char dir[4200];
+	struct fmt *f;
+	char **ev;
+	int i, n, ret = 0;
+
+	snprintf(dir, sizeof(dir), "%s/events/ftrace", tracefs);
+	ev = list_dirs(dir, "format", &n);
+	put_u32(b, n);
+	for (i = 0; !ret && i < n; i++) {
+		f = kc_add("ftrace", ev[i], -1);
+		ret = f ? kc_load(f) : -ENOMEM;
+		if (!ret)
+			put(b, f->text, f->len);
+	}
+	free_names(ev, n);
+	return ret;
+}
+
+/* The parts read once per signature: headers, ftrace formats, kallsyms, printk formats. */
+static int kc_fill(const char *tracefs, struct obuf *sig)
+{
+	char path[4200];
+	int ret;
+
+	kc.tracefs = strdup(tracefs);
+	if (!kc.tracefs)
+		return -ENOMEM;
+	kc.sig = *sig;
+	*sig = (struct obuf){ 0 };
+	put_str(&kc.head, "header_page");
+	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
+	put_file(&kc.head, path, 8, false);
+	put_str(&kc.head, "header_event");
+	snprintf(path, sizeof(path), "%s/events/header_event", tracefs);
+	put_file(&kc.head, path, 8, false);
+	ret = put_ftrace(&kc.head, tracefs);
+	if (ret)
+		return ret;
+	put_file(&kc.tail, "/proc/kallsyms", 4, true);
+	snprintf(path, sizeof(path), "%s/printk_formats", tracefs);
+	put_file(&kc.tail, path, 4, true);
+	return -(kc.head.err ? kc.head.err : kc.tail.err);
+}
+
+static int cmp_fmt(const void *a, const void *b)
+{
+	const struct fmt *x = *(struct fmt *const *)a, *y = *(struct fmt *const *)b;
+	int r = strcmp(x->sys, y->sys);
+
+	return r ? r : strcmp(x->name, y->name);
+}
+
+/* Marks the formats @t needs: its "system:event" lines, then the ids in its pages. */
+static int kc_select(const struct tm_tracedat *t)
+{
+	const char *p = t->events, *nl, *colon;
+	char sys[256], name[256];
+	struct fmt *f;
+	int i, ret;
+
+	for (i = 0; i < kc.nr; i++)
+		kc.fmts[i].want = false;
+	for (; p && *p; p = nl + 1) {
+		nl = strchrnul(p, '\n');
+		colon = memchr(p, ':', nl - p);
+		if (colon && colon - p < (long)sizeof(sys) && nl - colon <= (long)sizeof(name)) {
+			snprintf(sys, sizeof(sys), "%.*s", (int)(colon - p), p);
+			snprintf(name, sizeof(name), "%.*s", (int)(nl - colon - 1), colon + 1);
+			/* the ftrace formats are all in the ftrace part */
+			if (!strcmp(sys, "ftrace"))
+				goto next;
+			f = kc_find(sys, name, 0);
+			if (!f)
+				f = kc_add(sys, name, -1);
+			if (!f)
+				return -ENOMEM;
+			ret = kc_load(f);
+			if (ret)
+				return ret;
+			f->want = true;
+		}
+next:
+		if (!*nl)
+			break;
+	}
+	for (i = 0; t->ids && i < TM_EVENT_IDS; i++) {
+		if (!(t->ids[i / 8] & (1 << (i % 8))))
+			continue;
+		f = kc_find(NULL, NULL, i);
+		if (!f && !kc.all_ids) {
+			kc_all_ids();
+			f = kc_find(NULL, NULL, i);
+		}
+		if (!f) {
+			tm_log(TRACEMAP_LOG_WARN, "trace.dat: event id %d of the pages has no "
+			       "format in %s/events: readers will not decode it", i, kc.tracefs);
+			continue;
+		}
+		if (!strcmp(f->sys, "ftrace"))
+			continue;
+		ret = kc_load(f);
+		if (ret)
+			return ret;
+		f->want = true;
+	}
+	return 0;
+}
+
+static void put_kernel_part(struct obuf *b, const struct tm_tracedat *t)
+{
+	struct fmt **sel = NULL;
+	struct obuf sig = { 0 };
+	int i, n = 0, nsys = 0;
+	char path[4200];
+	int ret;
+
+	put_file(&sig, "/proc/modules", 8, true);
+	snprintf(path, sizeof(path), "%s/dynamic_events", t->tracefs);
+	put_file(&sig, path, 8, true);
+
+	pthread_mutex_lock(&kc.lock);
+	if (sig.err || !kc.tracefs || strcmp(kc.tracefs, t->tracefs) || kc.sig.len != sig.len ||
+	    memcmp(kc.sig.p, sig.p, sig.len)) {
+		kc_reset();
+		ret = kc_fill(t->tracefs, &sig);
+		if (ret)
+			goto fail;
+	}
+	ret = kc_select(t);
+	sel = calloc(kc.nr + 1, sizeof(*sel));
+	if (!ret && !sel)
+		ret = -ENOMEM;
+	if (ret)
+		goto fail;
+	for (i = 0; i < kc.nr; i++)
+		if (kc.fmts[i].want)
+			sel[n++] = &kc.fmts[i];
+	qsort(sel, n, sizeof(*sel), cmp_fmt);
+	for (i = 0; i < n; i++)
+		nsys += !i || strcmp(sel[i]->sys, sel[i - 1]->sys);
+
+	put(b, kc.head.p, kc.head.len);
+	put_u32(b, nsys);
+	for (i = 0; i < n; i++) {
+		int j = i;
+
+		if (i && !strcmp(sel[i]->sys, sel[i - 1]->sys))
+			continue;
+		while (j < n && !strcmp(sel[j]->sys, sel[i]->sys))
+			j++;
+		put_str(b, sel[i]->sys);
+		put_u32(b, j - i);
+		for (j = i; j < n && !strcmp(sel[j]->sys, sel[i]->sys); j++)
+			put(b, sel[j]->text, sel[j]->len);
+	}
+	put(b, kc.tail.p, kc.tail.len);
+	goto out;
+fail:
+	/* what failed was explained by put_file(); nothing half-read is kept */
+	kc_reset();
+	b->err = -ret;
+out:
+	pthread_mutex_unlock(&kc.lock);
+	free(sel);
+	free(sig.p);
+}
+
+/* "flyrecord\0", the per-CPU table, the clock; returns where the table starts */
 static size_t put_flyrecord(struct obuf *b, int nr_cpus, const char *clock_str)
 {
 	size_t table;
@@ -359,7 +562,7 @@ int tm_tracedat_write(int fd, const struct tm_tracedat *t)
 	put(&b, &(uint8_t){ sizeof(long) }, 1);
 	put_u32(&b, t->page_size);
 
-	put_kernel_part(&b, t->tracefs);
+	put_kernel_part(&b, t);
 	put_u64(&b, t->cmdlines_len);
 	put(&b, t->cmdlines, t->cmdlines_len);
 

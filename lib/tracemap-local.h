@@ -182,19 +182,34 @@ struct tm_tracedat_cpu {
 };
 
 /* What a trace.dat holds besides what tracefs and /proc give at write time. */
+#define TM_EVENT_IDS		65536
 struct tm_tracedat {
 	const char *tracefs;
 	const char *instance;		/* NULL: the top-level buffer */
 	const char *clock;		/* "local", ... */
 	const char *cmdlines;		/* saved_cmdlines contents */
 	size_t cmdlines_len;
+	const char *events;		/* enabled events: set_event, "system:event" lines */
+	const unsigned char *ids;	/* bitmap of the event ids in the pages, or NULL */
 	unsigned int page_size;		/* the sub-buffer size */
 	const struct tm_tracedat_cpu *cpus;
 	int nr;				/* entries of cpus, CPU numbers ascending */
 };
 
-/* The one trace.dat writer: version 6, uncompressed, to @fd (a file or a pipe). */
+/*
+ * The one trace.dat writer: version 6, uncompressed, to @fd (a file or a
+ * pipe), with the ftrace formats and those of @events and @ids only.
+ */
 int tm_tracedat_write(int fd, const struct tm_tracedat *t);
+
+/*
+ * dump.c: a dump of snapshot readers (@readers[i] the i-th CPU, ascending),
+ * taken as tracemap_dump_take() takes its readers, with no overrun counts,
+ * command lines or enabled events: what the unit tests write over
+ * synthetic mappings.
+ */
+struct tracemap_dump *tm_dump_from_readers(const char *tracefs, struct tracemap_cpu **readers,
+					   int n);
 
 /* ------------------------------------------------------------ wake-ups */
 
