@@ -6,7 +6,7 @@
 # the second, which is what a busy machine does by chance: trace-cmd-mmap
 # record warns "error in size of file", libtracecmd cannot open the file,
 # and trace-cmd report prints nothing and exits 0. tc_report must refuse
-# that file; the same recording through tc_cmdlines holds every marker once.
+# that file; the same recording through tl_cmdlines holds every marker once.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/tc-common.shlib"
 tc_require
@@ -22,10 +22,10 @@ mkfifo cmdlines.fifo || tl_fail "cannot make a FIFO in $TL_TMP"
 "$feed" cmdlines.fifo long short &
 tl_bg $!
 
-# 1. the list shrinks between trace-cmd's two reads (tc_cmdlines is not set up
+# 1. the list shrinks between trace-cmd's two reads (tl_cmdlines is not set up
 # yet, so the workload does not read the FIFO itself)
 inst=$(tl_instance tc)
-tc_cmdlines_as "$TL_TMP/cmdlines.fifo" "$TCM" --verbose record -d --no-filter -B "$inst" -p nop \
+tl_cmdlines_as "$TL_TMP/cmdlines.fifo" "$TCM" --verbose record -d --no-filter -B "$inst" -p nop \
 	-o race.dat sh -c "$(tc_markers_workload "$inst" $n)" > race.log 2>&1
 tc_expect_mapped race.log 2
 grep -q "error in size of file '.*saved_cmdlines'" race.log ||
@@ -33,7 +33,7 @@ grep -q "error in size of file '.*saved_cmdlines'" race.log ||
 [ -s race.dat ] || tl_fail "trace-cmd wrote no race.dat"
 if (tc_report race.dat race.txt) 2> report.err; then
 	[ ! -s race.txt ] || tl_fail "trace-cmd report read a file whose saved_cmdlines is" \
-		"short: trace-cmd now copes, update the comment on tc_cmdlines in tc-common.shlib"
+		"short: trace-cmd now copes, update the comment on tl_cmdlines in tc-common.shlib"
 	tl_fail "tc_report accepted race.dat, of which trace-cmd report printed nothing"
 fi
 grep -q 'printed nothing for race.dat' report.err ||
@@ -43,7 +43,7 @@ tl_log "a list that shrinks between trace-cmd's reads: an unreadable file, and t
 
 # 2. the same recording with a stable list
 inst=$(tl_instance tc)
-tc_cmdlines "$TCM" --verbose record -d --no-filter -B "$inst" -p nop -o stable.dat \
+tl_cmdlines "$TCM" --verbose record -d --no-filter -B "$inst" -p nop -o stable.dat \
 	sh -c "$(tc_markers_workload "$inst" $n)" > stable.log 2>&1
 tc_expect_mapped stable.log 2
 ! grep -q 'error in size of file' stable.log || { cat stable.log; tl_fail "trace-cmd warned"; }

@@ -14,7 +14,7 @@ inst=$(tl_instance tc 16)
 [ "$(cat "$TL_TRACEFS/instances/$inst/options/overwrite")" = 1 ] ||
 	tl_skip "the instance does not overwrite when full (options/overwrite is 0)"
 
-tc_cmdlines_bg "$TCM" --verbose --stats record -d --no-filter -B "$inst" -p nop -o ov.dat \
+tl_cmdlines_bg "$TCM" --verbose --stats record -d --no-filter -B "$inst" -p nop -o ov.dat \
 	> ov.log 2>&1
 pid=$!
 tc_recording $pid ov.log
@@ -28,7 +28,7 @@ kill -STOP $recorders
 tc_markers "$inst" 0 $n $n
 tc_markers "$inst" 1 $((3 * n)) $n
 kill -CONT $recorders
-tc_cmdlines_refresh
+tl_cmdlines_refresh
 tc_stop $pid INT
 grep ' pages (' ov.log | sed 's/^/# /'
 ! grep -q 'error in size of file' ov.log ||
