@@ -12,7 +12,8 @@
 tc_require
 feed="$TC_TOP/build/tests/plugins/tc-fifo-feed"
 [ -x "$feed" ] || tl_fail "$feed is missing: run 'make check-build'"
-command -v unshare > /dev/null || tl_skip "unshare (util-linux) is needed for a private mount namespace"
+command -v unshare > /dev/null ||
+	tl_skip "unshare (util-linux) is needed for a private mount namespace"
 
 n=2000
 cd "$TL_TMP" || exit 1
@@ -33,7 +34,7 @@ grep -q "error in size of file '.*saved_cmdlines'" race.log ||
 [ -s race.dat ] || tl_fail "trace-cmd wrote no race.dat"
 if (tc_report race.dat race.txt) 2> report.err; then
 	[ ! -s race.txt ] || tl_fail "trace-cmd report read a file whose saved_cmdlines is" \
-		"short: trace-cmd now copes, update the comment on tl_cmdlines in tc-common.shlib"
+		"short: trace-cmd now copes, update the comment on tl_cmdlines in tests/lib.sh"
 	tl_fail "tc_report accepted race.dat, of which trace-cmd report printed nothing"
 fi
 grep -q 'printed nothing for race.dat' report.err ||
