@@ -88,3 +88,66 @@ tl_markers() {
 
 # tl_seqs FILE: the sorted seq numbers in trace-cmd report output.
 tl_seqs() { grep -o 'seq=[0-9]*' "$1" | cut -d= -f2 | sort -n; }
+
+# trace-cmd 3.1.6 copies the top-level saved_cmdlines into its file by reading
+# it twice, once for the size and once for the bytes. When the kernel's list
+# changes in between (a task traced anywhere on the machine can change it),
+# trace-cmd warns "error in size of file" and the file declares one size and
+# holds another; when the list shrank, libtracecmd cannot open the file. With
+# other tracing going on, about one recording in eight hit it here, stock
+# trace-cmd and trace-cmd-mmap alike. So the tests run trace-cmd where
+# saved_cmdlines is a regular file that changes only when the test says so.
+
+# The mount namespace of tl_cmdlines: the kernel's list stays readable at
+# $1.real, the copy $1 is bound over $2/saved_cmdlines; then COMMAND runs.
+TL_CMDLINES_NS='mount --bind "$2/saved_cmdlines" "$1.real" &&
+	mount --bind "$1" "$2/saved_cmdlines" || exit 99
+shift 2
+exec "$@"'
+
+# tl_cmdlines_setup: the copy and the script that refreshes it (in and outside
+# the namespace: inside, "$real" is the copy).
+tl_cmdlines_setup() {
+	[ -f "$TL_TMP/cmdlines-refresh.sh" ] && return
+	command -v unshare > /dev/null ||
+		tl_skip "unshare (util-linux) is needed for a private mount namespace"
+	cat > "$TL_TMP/cmdlines-refresh.sh" <<REFRESH
+real=$TL_TRACEFS/saved_cmdlines copy=$TL_TMP/saved_cmdlines
+[ -e "\$real" ] || exit 0
+[ "\$real" -ef "\$copy" ] && real=\$copy.real
+cat "\$real" > "\$copy.new" && cat "\$copy.new" > "\$copy"
+REFRESH
+	tl_cmdlines_refresh
+	tl_cmdlines_as "$TL_TMP/saved_cmdlines" true ||
+		tl_skip "cannot bind over $TL_TRACEFS/saved_cmdlines in a private mount namespace"
+}
+
+# tl_cmdlines_refresh: the kernel's list into the copy, in place (the bind
+# mount holds the inode). Before a recording is stopped, so that the file
+# names the tasks that wrote the events. A command trace-cmd runs ends with
+# "sh $TL_TMP/cmdlines-refresh.sh" instead (tc_workload's do).
+tl_cmdlines_refresh() {
+	sh "$TL_TMP/cmdlines-refresh.sh" ||
+		tl_fail "cannot copy $TL_TRACEFS/saved_cmdlines to $TL_TMP"
+}
+
+# tl_cmdlines_as FILE COMMAND...: COMMAND where saved_cmdlines is FILE.
+tl_cmdlines_as() {
+	_f=$1; shift
+	[ -e "$_f.real" ] || : > "$_f.real"
+	unshare -m --propagation private sh -c "$TL_CMDLINES_NS" sh "$_f" "$TL_TRACEFS" "$@"
+}
+
+# tl_cmdlines COMMAND...: COMMAND (trace-cmd) with a stable saved_cmdlines.
+tl_cmdlines() {
+	tl_cmdlines_setup
+	tl_cmdlines_as "$TL_TMP/saved_cmdlines" "$@"
+}
+
+# tl_cmdlines_bg COMMAND...: the same in the background; $! is COMMAND's pid
+# (unshare and sh exec it), so signals reach it.
+tl_cmdlines_bg() {
+	tl_cmdlines_setup
+	(exec unshare -m --propagation private sh -c "$TL_CMDLINES_NS" sh \
+		"$TL_TMP/saved_cmdlines" "$TL_TRACEFS" "$@") &
+}

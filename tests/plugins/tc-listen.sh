@@ -31,8 +31,9 @@ listener_done() {
 run_client() {
 	inst=$(tl_instance tc "$3")
 	ls listen > before.lst
-	timeout 60 "$TCM" --verbose --stats record -d --no-filter -B "$inst" -N localhost:$port $4 \
-		-e syscalls:sys_enter_getppid sh -c "$(tc_markers_workload "$inst" $2)" > rec.log 2>&1
+	tl_cmdlines timeout 60 "$TCM" --verbose --stats record -d --no-filter -B "$inst" \
+		-N localhost:$port $4 -e syscalls:sys_enter_getppid \
+		sh -c "$(tc_markers_workload "$inst" $2)" > rec.log 2>&1
 	[ $? -ne 124 ] || { cat rec.log; tl_fail "record -N ($1) did not finish within 60 s"; }
 	tc_expect_mapped rec.log 2
 

@@ -50,7 +50,7 @@ tl_log "traced command: LD_PRELOAD=[$other], no settings, plugin not loaded"
 
 # 4. record --poll
 inst=$(tl_instance tc)
-"$TCM" --verbose --stats record --poll -d --no-filter -B "$inst" -p nop -o poll.dat \
+tl_cmdlines "$TCM" --verbose --stats record --poll -d --no-filter -B "$inst" -p nop -o poll.dat \
 	sh -c "$(tc_markers_workload "$inst" 3000)" > poll.log 2>&1
 tc_count_ge poll.log ': mapped .*non-blocking' 2 || { cat poll.log; tl_fail "--poll did not map both CPUs"; }
 tc_report poll.dat poll.txt
@@ -63,7 +63,8 @@ tl_log "record --poll: 6000 markers exactly once, $early partial pages"
 # 5. --max-age-ms: a held page reaches the recorder's file during the run
 held_page() {
 	inst=$(tl_instance tc)
-	"$TCM" --verbose $1 record -d --no-filter -B "$inst" -p nop -o age.dat > age.log 2>&1 &
+	tl_cmdlines_bg "$TCM" --verbose $1 record -d --no-filter -B "$inst" -p nop -o age.dat \
+		> age.log 2>&1
 	pid=$!
 	tc_recording $pid age.log
 	tc_markers "$inst" 0 0 10
@@ -73,6 +74,7 @@ file_size_ge() { [ -f "$1" ] && [ "$(stat -c %s "$1")" -ge "$2" ]; }
 held_page --max-age-ms=100
 tl_wait 5 file_size_ge "age.dat.$inst.cpu0" 4096 ||
 	tl_fail "with --max-age-ms=100 no page was written within 5 s"
+tl_cmdlines_refresh
 tc_stop $pid INT
 tc_report age.dat age.txt
 tc_expect_seqs age.txt 0 10
@@ -81,6 +83,7 @@ tl_log "--max-age-ms=100: the partial page was written while recording"
 held_page ""
 ! tl_wait 1 file_size_ge "age.dat.$inst.cpu0" 1 ||
 	tl_fail "without --max-age-ms a partial page was written while recording"
+tl_cmdlines_refresh
 tc_stop $pid INT
 tc_report age.dat age.txt
 tc_expect_seqs age.txt 0 10
@@ -88,7 +91,7 @@ tl_log "no --max-age-ms: the partial page was held until the end"
 
 # 6. --no-mmap: libtracefs serves everything
 inst=$(tl_instance tc)
-"$TCM" --verbose --no-mmap record -d --no-filter -B "$inst" -p nop -o nommap.dat \
+tl_cmdlines "$TCM" --verbose --no-mmap record -d --no-filter -B "$inst" -p nop -o nommap.dat \
 	sh -c "$(tc_markers_workload "$inst" 1000)" > nommap.log 2>&1
 ! grep -q ': mapped ' nommap.log || tl_fail "--no-mmap mapped a buffer"
 tc_report nommap.dat nommap.txt
@@ -99,8 +102,8 @@ tl_log "--no-mmap: 2000 markers through libtracefs"
 if make -s -C "$TC_TOP" install-trace-cmd-plugin DESTDIR="$TL_TMP/inst" PREFIX=/usr/local \
 	> install.log 2>&1; then
 	inst=$(tl_instance tc)
-	"$TL_TMP/inst/usr/local/bin/trace-cmd-mmap" --verbose record -d --no-filter -B "$inst" \
-		-p nop -o installed.dat \
+	tl_cmdlines "$TL_TMP/inst/usr/local/bin/trace-cmd-mmap" --verbose record -d --no-filter \
+		-B "$inst" -p nop -o installed.dat \
 		sh -c "$(tc_markers_workload "$inst" 100)" \
 		> installed.log 2>&1
 	tc_count_ge installed.log ': mapped ' 2 || { cat installed.log; tl_fail "the installed launcher did not map"; }

@@ -14,7 +14,8 @@ inst=$(tl_instance tc 16)
 [ "$(cat "$TL_TRACEFS/instances/$inst/options/overwrite")" = 1 ] ||
 	tl_skip "the instance does not overwrite when full (options/overwrite is 0)"
 
-"$TCM" --verbose --stats record -d --no-filter -B "$inst" -p nop -o ov.dat > ov.log 2>&1 &
+tl_cmdlines_bg "$TCM" --verbose --stats record -d --no-filter -B "$inst" -p nop -o ov.dat \
+	> ov.log 2>&1
 pid=$!
 tc_recording $pid ov.log
 recorders=$(ps -o pid= --ppid $pid)
@@ -27,8 +28,11 @@ kill -STOP $recorders
 tc_markers "$inst" 0 $n $n
 tc_markers "$inst" 1 $((3 * n)) $n
 kill -CONT $recorders
+tl_cmdlines_refresh
 tc_stop $pid INT
 grep ' pages (' ov.log | sed 's/^/# /'
+! grep -q 'error in size of file' ov.log ||
+	{ cat ov.log >&2; tl_fail "trace-cmd copied a file that changed while it read it"; }
 
 tc_report ov.dat ov.txt
 ! grep -q 'CPU:[0-9]* \[EVENTS DROPPED\]' ov.txt ||

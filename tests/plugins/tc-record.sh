@@ -22,8 +22,8 @@ events_of() {
 
 # 1. record with a command, through the mapping
 inst=$(tl_instance tc)
-"$TCM" --verbose --stats record -d --no-filter -B "$inst" -e syscalls:sys_enter_getppid -o mm.dat \
-	sh -c "$(workload "$inst")" > mm.log 2>&1
+tl_cmdlines "$TCM" --verbose --stats record -d --no-filter -B "$inst" \
+	-e syscalls:sys_enter_getppid -o mm.dat sh -c "$(workload "$inst")" > mm.log 2>&1
 tc_expect_mapped mm.log 2
 grep ' pages (' mm.log | sed 's/^/# /'
 tc_report mm.dat mm.txt
@@ -32,8 +32,8 @@ tl_log "record: $((2 * n)) markers exactly once"
 
 # 2. the same workload through stock trace-cmd
 inst2=$(tl_instance tc)
-"$TRACE_CMD" record -d --no-filter -B "$inst2" -e syscalls:sys_enter_getppid -o stock.dat \
-	sh -c "$(workload "$inst2")" > stock.log 2>&1
+tl_cmdlines "$TRACE_CMD" record -d --no-filter -B "$inst2" -e syscalls:sys_enter_getppid \
+	-o stock.dat sh -c "$(workload "$inst2")" > stock.log 2>&1
 tc_report stock.dat stock.txt
 tc_expect_seqs stock.txt 0 $((2 * n))
 events_of mm.txt > mm.events
@@ -60,11 +60,12 @@ fi
 
 # 4. no command, SIGINT while recording
 inst3=$(tl_instance tc)
-"$TCM" --verbose record -d --no-filter -B "$inst3" -e syscalls:sys_enter_getppid -o sig.dat \
-	> sig.log 2>&1 &
+tl_cmdlines_bg "$TCM" --verbose record -d --no-filter -B "$inst3" -e syscalls:sys_enter_getppid \
+	-o sig.dat > sig.log 2>&1
 pid=$!
 tc_recording $pid sig.log
 tc_markers_both "$inst3" $n
+tl_cmdlines_refresh
 tc_stop $pid INT
 tc_report sig.dat sig.txt
 tc_expect_seqs sig.txt 0 $((2 * n))

@@ -57,9 +57,11 @@ grep 'sched_switch:' sw.txt | head -20 | grep -Evq \
 	tl_fail "sched_switch is not printed the way the plugin prints it: $(grep -m1 sched_switch: sw.txt)"
 
 # 2. trace-cmd record on the same instance (exits 1 on this VM after writing
-# a complete file, see the notes); its report is the reference
+# a complete file, see the notes); its report is the reference. The task
+# names it writes are the kernel's list as the workload exits (tl_cmdlines).
 # shellcheck disable=SC2086
-trace-cmd record -d --no-filter -B "$inst" $eopts -o tc.dat sh -c "$W" > tc.log 2>&1
+tl_cmdlines trace-cmd record -d --no-filter -B "$inst" $eopts -o tc.dat \
+	sh -c "trap 'sh $TL_TMP/cmdlines-refresh.sh' EXIT; $W" > tc.log 2>&1
 trace-cmd report -i tc.dat > tc.raw 2> tc.err || { cat tc.err; tl_fail "trace-cmd report failed"; }
 # a trace.dat of an instance prefixes the lines with its name
 sed -n "s/^$inst: //p" tc.raw > tc.txt
