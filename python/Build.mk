@@ -36,3 +36,6 @@ install-python: $(PY_MODULE)
 
 INSTALL_TARGETS	+= install-python
 .PHONY: install-python
+
+# pytest on the real kernel (tests/python/test_*.py run as programs)
+TESTS		+= $(sort $(wildcard tests/python/test_*.py))

@@ -332,6 +332,9 @@ static PyObject *field_value(const EventObject *e, struct tep_event *fmt,
 	} else {
 		p = e->data + f->offset;
 		len = f->size;
+		/* "char buf[]" (ftrace:print): the rest of the record */
+		if (!len && (fl & TEP_FIELD_IS_ARRAY) && (unsigned int)f->offset <= ev_size(e))
+			len = ev_size(e) - f->offset;
 	}
 	if (!p || len < 0 || p < e->data || p + len > e->data + ev_size(e)) {
 		PyErr_Format(PyExc_ValueError, "field %s of %s:%s lies outside the event's %u bytes",
