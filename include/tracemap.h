@@ -46,6 +46,18 @@ typedef void (*tracemap_print_fn)(void *ctx, enum tracemap_log_level level,
 TRACEMAP_API void tracemap_set_print(tracemap_print_fn fn, void *ctx);
 
 /* ----------------------------------------------------------------------
+ * tracefs
+ */
+
+/* Find the tracefs mount (or check @dir); 0 or -ENOENT after a message. */
+TRACEMAP_API int tracemap_tracefs_dir(const char *dir, char *buf, size_t size);
+/* Check @instance (NULL: top level) and find its directory; 0, -EINVAL or -ENODEV. */
+TRACEMAP_API int tracemap_instance_dir(const char *tracefs, const char *instance, char *buf,
+				       size_t size);
+/* The page size events/header_page gives trace-cmd and libtraceevent. */
+TRACEMAP_API int tracemap_header_subbuf_size(const char *tracefs_dir);
+
+/* ----------------------------------------------------------------------
  * Per-CPU reader
  */
 enum tracemap_mode {
@@ -174,11 +186,15 @@ struct tracemap_cpu_stats {
 	uint64_t kernel_overrun;	/* meta page: events overwritten since reset */
 	uint64_t kernel_read;		/* meta page: events consumed since reset */
 	uint64_t late;			/* time-ordered streams: delivered after a newer event */
+	uint64_t stolen;		/* events another consumer took from this CPU buffer */
+	uint64_t own;			/* events left out as the stream's own (TRACEMAP_STREAM_NO_SELF) */
 };
 
 /* Copies min(@sz, sizeof) bytes of the statistics. Returns 0 or -errno. */
 TRACEMAP_API int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *st,
 				    size_t sz);
+/* kernel_entries - kernel_overrun - kernel_read: events not handed out yet (0 if negative) */
+TRACEMAP_API uint64_t tracemap_cpu_stats_unread(const struct tracemap_cpu_stats *st);
 
 /* ----------------------------------------------------------------------
  * Sub-buffer helpers (work on any buffer, mapped or copied)
@@ -203,6 +219,18 @@ typedef int (*tracemap_lost_fn)(void *ctx, int cpu, long long lost);
 
 /* tracemap_stream_opts.flags */
 #define TRACEMAP_STREAM_UNORDERED	(1u << 0) /* fill-priority draining, no time merge */
+/* leave out the events of this process's threads and sched events naming them */
+#define TRACEMAP_STREAM_NO_SELF		(1u << 1)
+/* wake for every event (buffer_percent 0): sub-millisecond latency, more CPU */
+#define TRACEMAP_STREAM_LOW_LATENCY	(1u << 2)
+/* with pids: their children too (options/event-fork) */
+#define TRACEMAP_STREAM_PID_FORKS	(1u << 3)
+
+/* An event selection, as trace-cmd's -e and -f take it. */
+struct tracemap_event_spec {
+	const char *name;		/* "system:event", "system", "event" or "all"; shell globs */
+	const char *filter;		/* NULL, or a filter as events/<system>/<event>/filter takes */
+};
 
 struct tracemap_stream_opts {
 	size_t sz;			/* sizeof(struct tracemap_stream_opts) */
@@ -210,12 +238,16 @@ struct tracemap_stream_opts {
 	unsigned int flags;		/* TRACEMAP_STREAM_* */
 	unsigned int cpu_flags;		/* TRACEMAP_CPU_*, for every CPU */
 	const char *cpumask;		/* hex mask as in tracing_cpumask; NULL: online CPUs */
-	int watermark;			/* buffer_percent while open; < 0: leave as it is */
+	int watermark;			/* buffer_percent while open; 0: default; < 0: leave it */
 	int latency_ms;			/* deliver below the watermark within this; <= 0: 100 */
 	tracemap_event_fn on_event;
 	tracemap_lost_fn on_lost;
 	void *ctx;
 	const char *tracefs_dir;	/* NULL: find the tracefs mount */
+	const struct tracemap_event_spec *events; /* enabled on open, restored on close */
+	int nr_events;
+	const int *pids;		/* only these tasks (set_event_pid); restored on close */
+	int nr_pids;
 };
 
 struct tracemap_stream;
@@ -235,8 +267,40 @@ TRACEMAP_API int tracemap_stream_next_event(struct tracemap_stream *s, struct tr
 					    int timeout_ms);
 
 TRACEMAP_API int tracemap_stream_nr_cpus(const struct tracemap_stream *s);
+/* Events the stream enabled (opts.events), as "system:event"; NULL-terminated, owned by @s */
+TRACEMAP_API const char *const *tracemap_stream_events(const struct tracemap_stream *s);
 /* The reader of the @idx-th CPU of the stream (0 <= idx < nr_cpus) */
 TRACEMAP_API struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int idx);
+
+/* ----------------------------------------------------------------------
+ * Decoding the events of a stream (the formats are loaded once, when first needed)
+ */
+
+/* The stream's event formats and saved cmdlines (libtraceevent), owned by @s; NULL + errno */
+TRACEMAP_API struct tep_handle *tracemap_stream_tep(struct tracemap_stream *s);
+
+/* The event's system ("sched") and name ("sched_switch"); NULL + errno when unknown */
+TRACEMAP_API const char *tracemap_event_system(struct tracemap_stream *s,
+					       const struct tracemap_event *ev);
+TRACEMAP_API const char *tracemap_event_name(struct tracemap_stream *s,
+					     const struct tracemap_event *ev);
+/* common_pid: the task that wrote the event (0: idle or interrupt), or -errno */
+TRACEMAP_API int tracemap_event_pid(struct tracemap_stream *s, const struct tracemap_event *ev);
+/* The name of that task: saved_cmdlines, else /proc; "<...>" when unknown; NULL + errno */
+TRACEMAP_API const char *tracemap_event_comm(struct tracemap_stream *s,
+					     const struct tracemap_event *ev);
+/* A number field, sign-extended when signed. Returns 0 or -errno (ENOENT: no such field). */
+TRACEMAP_API int tracemap_event_field_num(struct tracemap_stream *s,
+					  const struct tracemap_event *ev, const char *field,
+					  long long *val);
+/* A string field (char array or __string), borrowed from the event; NULL + errno */
+TRACEMAP_API const char *tracemap_event_field_str(struct tracemap_stream *s,
+						  const struct tracemap_event *ev,
+						  const char *field);
+/* An array field (fixed or dynamic): its bytes, borrowed, and their count; NULL + errno */
+TRACEMAP_API const void *tracemap_event_field_array(struct tracemap_stream *s,
+						    const struct tracemap_event *ev,
+						    const char *field, unsigned int *size);
 
 #ifdef __cplusplus
 }

@@ -7,10 +7,10 @@ LIB_SONAME	:= libtracemap.so.$(VERSION_MAJOR)
 LIB_A		:= $(O)/libtracemap.a
 LIB_PC		:= $(O)/libtracemap.pc
 
-LIB_CFLAGS	:= -fPIC -fvisibility=hidden -Ilib $(TEP_CFLAGS)
+LIB_CFLAGS	:= -fPIC -fvisibility=hidden -Ilib $(TEP_CFLAGS) $(TFS_CFLAGS)
 
 # Programs link the static archive so they run from the build tree.
-TRACEMAP_LIBS	:= $(LIB_A) $(TEP_LIBS)
+TRACEMAP_LIBS	:= $(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
 
 $(O)/pic/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
@@ -20,7 +20,7 @@ $(O)/pic/lib/%.o: lib/%.c
 $(O)/$(LIB_SONAME).$(VERSION_MINOR).$(VERSION_PATCH): $(LIB_OBJS) lib/libtracemap.map
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=lib/libtracemap.map \
-		-Wl,-z,defs -o $@ $(LIB_OBJS) $(TEP_LIBS)
+		-Wl,-z,defs -o $@ $(LIB_OBJS) $(TFS_LIBS) $(TEP_LIBS)
 
 $(LIB_SO): $(O)/$(LIB_SONAME).$(VERSION_MINOR).$(VERSION_PATCH)
 	$(Q)ln -sf $(notdir $<) $(O)/$(LIB_SONAME)

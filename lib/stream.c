@@ -32,6 +32,16 @@
 #include "tracemap-local.h"
 
 #define DEFAULT_LATENCY_MS	100
+/*
+ * buffer_percent of a stream opened without TRACEMAP_STREAM_LOW_LATENCY and
+ * watermark 0: the kernel's own default. The stream then runs on its
+ * latency tick (and on a half-full CPU buffer), instead of being woken for
+ * each event: a wakeup writes sched events of its own, which would wake it
+ * again (measured: 8,500 own events a second on an idle system).
+ */
+#define DEFAULT_WATERMARK	50
+#define KNOWN_FLAGS		(TRACEMAP_STREAM_UNORDERED | TRACEMAP_STREAM_NO_SELF | \
+				 TRACEMAP_STREAM_LOW_LATENCY | TRACEMAP_STREAM_PID_FORKS)
 #define MAX_MASK_CPUS		8192
 #define MIN_ROUND_REGIONS	64	/* regions one CPU may hand out per round */
 #define MAX_CORRUPT_RETRIES	16
@@ -61,6 +71,7 @@ struct scpu {
 	bool region_seen;		/* region_id is set */
 	bool chased;			/* the writer is on the reader page: no new region this round */
 	bool lost_told;			/* on_lost was called for the pending event */
+	long long carry_missed;		/* loss before own events left out (pull model) */
 };
 
 struct tracemap_stream {
@@ -93,6 +104,10 @@ struct tracemap_stream {
 
 	char *percent_path;
 	int old_percent;		/* buffer_percent to restore, -1: untouched */
+
+	struct tm_events *events;	/* what opts.events/pids changed, to restore */
+	struct tm_self *self;		/* TRACEMAP_STREAM_NO_SELF */
+	struct tm_decode *decode;	/* formats, loaded when first asked for */
 };
 
 /* --------------------------------------------------------------- CPUs */
@@ -340,6 +355,8 @@ static void new_round(struct tracemap_stream *s)
 {
 	int i;
 
+	if (s->self)
+		tm_self_refresh(s->self, tm_now_ns());
 	s->round++;
 	s->round_op = s->op;
 	s->drained = false;
@@ -360,34 +377,21 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	int ret, i, n, latency, watermark, max_subbufs = 0;
 	bool *set = NULL;
 
-	if (opts) {
-		size_t sz = opts->sz;
-
-		if (sz < sizeof(size_t)) {
-			tm_err(EINVAL);
-			return NULL;
-		}
-		/* fields this version does not know must be zero */
-		for (i = sizeof(o); (size_t)i < sz; i++) {
-			if (((const unsigned char *)opts)[i]) {
-				tm_err(E2BIG);
-				return NULL;
-			}
-		}
-		memcpy(&o, opts, sz < sizeof(o) ? sz : sizeof(o));
-	}
-	if (o.mode > TRACEMAP_MODE_FOLLOW || (o.flags & ~TRACEMAP_STREAM_UNORDERED) ||
-	    o.watermark > 100) {
+	if (tm_opts_copy(&o, sizeof(o), opts, TM_STREAM_OPTS_MIN_SZ, "tracemap_stream_opts"))
+		return NULL;
+	if (o.mode > TRACEMAP_MODE_FOLLOW || (o.flags & ~KNOWN_FLAGS) || o.watermark > 100) {
 		tm_log(TRACEMAP_LOG_ERROR, "stream: invalid options (mode %d, flags %#x, "
 		       "watermark %d)", o.mode, o.flags, o.watermark);
 		tm_err(EINVAL);
 		return NULL;
 	}
 	latency = o.latency_ms > 0 ? o.latency_ms : DEFAULT_LATENCY_MS;
+	if (!o.watermark && !(o.flags & TRACEMAP_STREAM_LOW_LATENCY))
+		o.watermark = DEFAULT_WATERMARK;
 
-	ret = tm_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
+	ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
 	if (!ret)
-		ret = tm_instance_dir(tfs, instance, idir, sizeof(idir));
+		ret = tracemap_instance_dir(tfs, instance, idir, sizeof(idir));
 	if (ret)
 		return NULL;
 
@@ -404,6 +408,11 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	s->on_event = o.on_event;
 	s->on_lost = o.on_lost;
 	s->ctx = o.ctx;
+	s->decode = tm_decode_new(tfs);
+	if (!s->decode) {
+		ret = -errno;
+		goto fail;
+	}
 
 	ret = select_cpus(o.cpumask, idir, set, MAX_MASK_CPUS);
 	if (ret)
@@ -452,6 +461,18 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 			goto fail;
 		}
 	}
+	if (o.flags & TRACEMAP_STREAM_NO_SELF) {
+		s->self = tm_self_new(tfs);
+		if (!s->self) {
+			ret = -errno;
+			goto fail;
+		}
+	}
+	/* the events last: every check that can fail was made */
+	ret = tm_events_setup(&s->events, tfs, instance, o.events, o.nr_events, o.pids,
+			      o.nr_pids, o.flags & TRACEMAP_STREAM_PID_FORKS, s->self);
+	if (ret)
+		goto fail;
 	ret = setup_wakeups(s, watermark, latency);
 	if (ret)
 		goto fail;
@@ -471,6 +492,10 @@ void tracemap_stream_close(struct tracemap_stream *s)
 
 	if (!s)
 		return;
+	/* the events first: nothing more is written for a reader that goes away */
+	tm_events_restore(s->events);
+	tm_self_free(s->self);
+	tm_decode_free(s->decode);
 	for (i = 0; i < s->nr; i++)
 		tracemap_cpu_close(s->cpus[i].c);
 	free(s->cpus);
@@ -503,6 +528,22 @@ struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int id
 int tracemap_stream_epoll_fd(const struct tracemap_stream *s)
 {
 	return s ? s->epfd : tm_err(EINVAL);
+}
+
+const char *const *tracemap_stream_events(const struct tracemap_stream *s)
+{
+	if (!s) {
+		tm_err(EINVAL);
+		return NULL;
+	}
+	return tm_events_names(s->events);
+}
+
+struct tm_decode *tm_stream_decode(struct tracemap_stream *s)
+{
+	if (!s)
+		tm_err(EINVAL);
+	return s ? s->decode : NULL;
 }
 
 /* ------------------------------------------------------------ merging */
@@ -673,18 +714,6 @@ static int next_ordered(struct tracemap_stream *s, struct scpu **out)
 	}
 }
 
-/* Events the kernel holds for this CPU beyond what it handed out (meta page). */
-static uint64_t backlog(const struct scpu *sc)
-{
-	struct tracemap_cpu_stats st;
-
-	if (tracemap_cpu_stats(sc->c, &st, sizeof(st)))
-		return 0;
-	if (st.kernel_entries < st.kernel_overrun + st.kernel_read)
-		return 0;
-	return st.kernel_entries - st.kernel_overrun - st.kernel_read;
-}
-
 /*
  * Fill priority: drain a region of the CPU whose buffer holds the most,
  * then choose again. Every CPU's meta page is fresh from the refill's
@@ -709,7 +738,7 @@ static int next_unordered(struct tracemap_stream *s, struct scpu **out)
 		sc = &s->cpus[(start + i) % s->nr];
 		if (!sc->has)
 			continue;
-		b = backlog(sc);
+		b = tm_cpu_backlog(sc->c);
 		if (!best || b > most) {
 			best = sc;
 			most = b;
@@ -742,6 +771,24 @@ static void take(struct tracemap_stream *s, struct scpu *sc)
 		s->last_ts = sc->ev.ts;
 }
 
+/* An event the stream caused itself, left out with TRACEMAP_STREAM_NO_SELF. */
+static bool own_event(struct tracemap_stream *s, struct scpu *sc)
+{
+	if (!s->self || !tm_self_match(s->self, &sc->ev))
+		return false;
+	tm_cpu_count_own(sc->c);
+	return true;
+}
+
+/* Known counts add up; an unknown count stays unknown. */
+static long long add_missed(long long a, long long b)
+{
+	if (a == TRACEMAP_LOST_UNKNOWN || b == TRACEMAP_LOST_UNKNOWN)
+		return a || b ? TRACEMAP_LOST_UNKNOWN : 0;
+	return a + b;
+}
+
+/* Returns 1 when delivered, 0 when left out as own, or the callback's < 0. */
 static int deliver(struct tracemap_stream *s, struct scpu *sc)
 {
 	int ret;
@@ -757,12 +804,15 @@ static int deliver(struct tracemap_stream *s, struct scpu *sc)
 		sc->ev.missed = 0;
 	}
 	take(s, sc);
+	if (own_event(s, sc))
+		return 0;
+	tm_decode_observe(s->decode, &sc->ev);
 	if (s->on_event) {
 		ret = s->on_event(s->ctx, &sc->ev);
 		if (ret < 0)
 			return ret;
 	}
-	return 0;
+	return 1;
 }
 
 /* One round: deliver everything that can go out now, within the budget. */
@@ -782,7 +832,7 @@ static int run_round(struct tracemap_stream *s)
 		if (ret < 0)
 			break;
 		if (n < INT_MAX)
-			n++;
+			n += ret;
 	}
 	if (n)
 		s->empty_wakeups = 0;
@@ -909,6 +959,13 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 		if (ret > 0) {
 			take(s, sc);
 			s->empty_wakeups = 0;
+			if (own_event(s, sc)) {
+				sc->carry_missed = add_missed(sc->carry_missed, sc->ev.missed);
+				continue;
+			}
+			sc->ev.missed = add_missed(sc->carry_missed, sc->ev.missed);
+			sc->carry_missed = 0;
+			tm_decode_observe(s->decode, &sc->ev);
 			*ev = sc->ev;
 			return 1;
 		}

@@ -3,7 +3,7 @@
 # tests/plugins and tests/tools, sanitizer builds of both C kinds, and
 # bounded fuzzing. All run through tests/run-tests.sh.
 
-TEST_CFLAGS	:= -Itests -Ilib $(TEP_CFLAGS)
+TEST_CFLAGS	:= -Itests -Ilib $(TEP_CFLAGS) $(TFS_CFLAGS)
 # tracefs-instance.[ch] holds the private instances (shared with bench/)
 TEST_HARNESS	:= tests/harness.c tests/tracefs-instance.c
 TEST_HARNESS_H	:= tests/harness.h tests/tracefs-instance.h
@@ -20,13 +20,13 @@ $(O)/tests/%: tests/%.c $(TEST_HARNESS) $(TEST_HARNESS_H) tests/sbuf-encode.[ch]
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_HARNESS) tests/sbuf-encode.c \
-		$(LIB_A) $(CMOCKA_LIBS) $(TEP_LIBS) -lpthread
+		$(LIB_A) $(CMOCKA_LIBS) $(TFS_LIBS) $(TEP_LIBS) -lpthread
 
 $(O)/tests/%-san: tests/%.c $(TEST_HARNESS) $(TEST_HARNESS_H) tests/sbuf-encode.[ch] $(LIB_SRCS) lib/*.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(TEST_CFLAGS) -o $@ $< \
-		$(TEST_HARNESS) tests/sbuf-encode.c $(LIB_SRCS) $(CMOCKA_LIBS) $(TEP_LIBS) -lpthread
+		$(TEST_HARNESS) tests/sbuf-encode.c $(LIB_SRCS) $(CMOCKA_LIBS) $(TFS_LIBS) $(TEP_LIBS) -lpthread
 
 CHECK_TARGETS	+= $(UNIT_TESTS) $(KERNEL_TESTS) $(SAN_TESTS)
 TESTS		+= $(UNIT_TESTS) $(KERNEL_TESTS) $(SCRIPT_TESTS) $(SAN_TESTS)

@@ -160,6 +160,10 @@ static struct tracemap_stream *open_stream(unsigned int flags, int watermark, in
 		.latency_ms = latency_ms, .on_event = on_event, .on_lost = on_lost, .ctx = &cb,
 	};
 
+	/* buffer_percent 0, a wakeup for every event: only on request */
+	if (!watermark)
+		o.flags |= TRACEMAP_STREAM_LOW_LATENCY;
+
 	stream = tracemap_stream_open(fx.inst, &o);
 	assert_non_null(stream);
 	return stream;
@@ -553,6 +557,15 @@ static void test_buffer_percent_restored(void **state)
 	assert_int_equal(read_percent(), 0);
 	close_stream();
 	assert_int_equal(read_percent(), 37);
+
+	/* zero options: the kernel's default watermark and the latency tick */
+	o.cpumask = NULL;
+	stream = tracemap_stream_open(fx.inst, &o);
+	assert_non_null(stream);
+	assert_int_equal(read_percent(), 50);
+	close_stream();
+	assert_int_equal(read_percent(), 37);
+	o.cpumask = "ff";
 
 	open_stream(0, 80, 0, TRACEMAP_MODE_CONSUME);
 	assert_int_equal(read_percent(), 80);

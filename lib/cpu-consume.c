@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Consuming through the mapping: TRACE_MMAP_IOCTL_GET_READER hands out what
+ * was committed, and the new bytes are [off, reader.read) of the reader
+ * sub-buffer. Owns struct tm_consume; the event iterator tells it how far
+ * it walked (tm_consume_walked()) so that the next region's time base does
+ * not need a second walk.
+ */
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "cpu-local.h"
+
+/*
+ * The kernel reports a loss once, on the first page it hands out after it:
+ * as a count stored after the data when there is room, else only as a flag.
+ * loss.accounted follows the kernel's overrun counter as of that report, so
+ * a flag without a count is worth what overrun grew by since the last one.
+ * A reader that opens before anything was read starts from 0: the loss
+ * the kernel has not reported yet is in overrun but on no page seen so far.
+ */
+void tm_consume_init(struct tracemap_cpu *c)
+{
+	struct tm_consume *s = &c->consume;
+	struct tm_meta m;
+
+	/* pairs with rb_update_meta_page() at mmap time: start after what was consumed */
+	tm_meta_load(c->meta, &m);
+	s->id = m.id;
+	s->off = m.read;
+	s->walk_off = 0;
+	s->walk_ts = s->id < c->nr_subbufs ?
+		tm_subbuf_load(tm_subbuf_at(c, s->id), TM_SB_TS, __ATOMIC_RELAXED) : 0;
+	s->walk_bad = false;
+	s->seen_entries = m.entries;
+	c->loss.seen_read = m.nread;
+	c->loss.accounted = m.nread ? m.overrun : 0;
+}
+
+/* Data records in [start, end) of a region; -1 when one is corrupt. */
+static long long count_records(const struct tracemap_region *r)
+{
+	struct tm_walk w = { r->data, r->start, r->end, 0 };
+	struct tm_rec rec;
+	long long n = 0;
+	int ret;
+
+	while ((ret = tm_walk_next(&w, &rec)) > 0)
+		n++;
+	return ret < 0 ? -1 : n;
+}
+
+/*
+ * A second consumer of this CPU buffer: another process that maps it and
+ * calls GET_READER, or reads trace_pipe_raw. What it takes, we never see:
+ * counted, and reported through the message sink at most once a second.
+ */
+static void count_stolen(struct tracemap_cpu *c, uint64_t n)
+{
+	struct tm_consume *s = &c->consume;
+	uint64_t now;
+
+	c->st.stolen += n;
+	now = tm_now_ns();
+	if (s->stolen_told && now - s->stolen_warn_ns < 1000000000ULL)
+		return;
+	tm_log(TRACEMAP_LOG_WARN, "cpu%d: another reader consumes this CPU buffer: %llu events "
+	       "so far went to it and not to us; stop the other reader (trace-cmd, cat "
+	       "trace_pipe, another tracemap) or use an instance of your own",
+	       c->cpu, (unsigned long long)c->st.stolen);
+	s->stolen_told = c->st.stolen;
+	s->stolen_warn_ns = now;
+}
+
+/*
+ * Each GET_READER adds the data records it hands out to the meta page's
+ * read count. When the count grew by more than the records of the region
+ * this call handed to us, someone else consumed the difference since our
+ * previous call (a read() of trace_pipe_raw).
+ */
+static void check_stolen(struct tracemap_cpu *c, uint64_t prev_read, uint64_t nread,
+			 long long handed)
+{
+	if (handed < 0 || nread < prev_read || nread - prev_read <= (uint64_t)handed)
+		return;
+	count_stolen(c, nread - prev_read - handed);
+}
+
+/*
+ * Another mapper's GET_READER updates the meta page we share at once: the
+ * events it took are gone for us, and our position on the reader page is
+ * now where it stopped (starting a new page at 0 would hand us its events a
+ * second time).
+ */
+static void follow_other_reader(struct tracemap_cpu *c)
+{
+	struct tm_consume *s = &c->consume;
+	struct tm_meta m;
+
+	/* pairs with rb_update_meta_page() in the other reader's ioctl */
+	tm_meta_load(c->meta, &m);
+	if (m.nread <= c->loss.seen_read || s->id == TM_NO_ID)
+		return;		/* nobody else, or a reset that our ioctl will see */
+	if (m.id >= c->nr_subbufs || m.read > c->subbuf_size - TM_SUBBUF_HDR)
+		return;
+	if (m.id != s->id) {
+		s->id = m.id;
+		s->off = m.read;
+		s->walk_off = 0;
+		s->walk_ts = tm_subbuf_load(tm_subbuf_at(c, m.id), TM_SB_TS, __ATOMIC_RELAXED);
+		s->walk_bad = false;
+	} else if (m.read > s->off) {
+		s->off = m.read;
+	}
+	count_stolen(c, m.nread - c->loss.seen_read);
+	c->loss.seen_read = m.nread;
+}
+
+int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r)
+{
+	struct tm_consume *s = &c->consume;
+	const unsigned char *sb;
+	long long lost = 0;
+	struct tm_walk w;
+	struct tm_meta m;
+	uint64_t commit, prev_read;
+	bool reset = false;
+
+	follow_other_reader(c);
+	prev_read = c->loss.seen_read;
+	if (ioctl(c->fd, TRACE_MMAP_IOCTL_GET_READER) < 0)
+		return tm_err(errno);
+	c->st.get_reader++;
+
+	/* pairs with rb_update_meta_page() under the reader lock in the ioctl */
+	tm_meta_load(c->meta, &m);
+	if (m.id >= c->nr_subbufs || m.read > c->subbuf_size - TM_SUBBUF_HDR) {
+		tm_log(TRACEMAP_LOG_ERROR, "cpu%d: meta page reader id %u read %u out of range",
+		       c->cpu, m.id, m.read);
+		return tm_err(EPROTO);
+	}
+
+	if (m.entries < s->seen_entries || m.nread < c->loss.seen_read ||
+	    m.overrun < c->loss.accounted) {
+		/* the buffer was reset (echo > trace, clock change): start over */
+		c->loss.accounted = 0;
+		s->id = TM_NO_ID;
+		reset = true;
+	}
+	s->seen_entries = m.entries;
+	c->loss.seen_read = m.nread;
+
+	sb = tm_subbuf_at(c, m.id);
+	if (m.id != s->id || m.read < s->off) {
+		s->id = m.id;
+		s->off = 0;
+		s->walk_off = 0;
+		/* the reader page is ours until the next GET_READER: no writer moves it */
+		s->walk_ts = tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_RELAXED);
+		s->walk_bad = false;
+		/* flags are set once, when the page became the reader page in this ioctl */
+		commit = tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_RELAXED);
+		if ((uint32_t)commit & TM_MISSED_EVENTS)
+			lost = tm_loss_flagged(c, tm_subbuf_lost(sb, c->subbuf_size), m.overrun);
+	}
+	if (m.read <= s->off && !lost) {
+		if (!reset)
+			check_stolen(c, prev_read, m.nread, 0);
+		return 0;
+	}
+
+	tm_region_init(c, r, sb, m.id);
+	r->start = s->off;
+	r->end = m.read > s->off ? m.read : s->off;
+	r->lost = lost;
+	s->off = r->end;
+	if (!reset)
+		check_stolen(c, prev_read, m.nread, count_records(r));
+
+	if (s->walk_off != r->start && !s->walk_bad) {
+		w = (struct tm_walk){ r->data, s->walk_off, r->start, s->walk_ts };
+		if (tm_walk_skip(&w, r->start) < 0)
+			s->walk_bad = true;
+		s->walk_off = w.off;
+		s->walk_ts = w.ts;
+	}
+	if (s->walk_bad) {
+		/* the time base is lost with the corrupt record: report, skip */
+		c->st.corrupt++;
+		r->start = r->end;
+		r->lost = TRACEMAP_LOST_UNKNOWN;
+	}
+	r->base_ts = s->walk_ts;
+	return 1;
+}
+
+void tm_consume_walked(struct tracemap_cpu *c, unsigned int id, const struct tm_walk *w,
+		       bool bad)
+{
+	struct tm_consume *s = &c->consume;
+
+	if (id != s->id)
+		return;
+	s->walk_off = w->off;
+	s->walk_ts = w->ts;
+	s->walk_bad = bad;
+}

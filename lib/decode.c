@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Decoding the events of a stream through libtraceevent: the formats of
+ * every event and the saved cmdlines, loaded from tracefs once, when a
+ * caller first asks (loading all formats takes a few hundred milliseconds);
+ * system, name, task and fields by name.
+ *
+ * Names of tasks. trace-cmd report takes saved_cmdlines as of the end of a
+ * recording; live, the task usually still runs, so a pid saved_cmdlines does
+ * not know is looked up in /proc, and saved_cmdlines is read again
+ * (rate-limited) for tasks that are gone. A task that execs takes the name
+ * of the program, as saved_cmdlines will say at the end: the stream passes
+ * every sched_process_exec it delivers through tm_decode_observe().
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event-parse.h>
+#include <tracefs.h>
+
+#include "tracemap-local.h"
+
+#define CMDLINE_RELOAD_NS	(100 * 1000000ULL)	/* saved_cmdlines: tasks known gone */
+#define CMDLINE_RELOAD_MIN_NS	(1000000ULL)		/* ... a task new and gone */
+#define NR_GONE			64
+
+struct tm_decode {
+	struct tep_handle *tep;
+	struct tep_event *exec_event;
+	char *tracefs;
+	uint64_t cmdline_reload;
+	int gone[NR_GONE];		/* pids without a /proc entry, most recent */
+	unsigned int next_gone;
+	int load_err;			/* loading failed once: do not try again */
+};
+
+struct tm_decode *tm_decode_new(const char *tracefs)
+{
+	struct tm_decode *d = calloc(1, sizeof(*d));
+
+	if (!d || !(d->tracefs = strdup(tracefs))) {
+		free(d);
+		tm_err(ENOMEM);
+		return NULL;
+	}
+	return d;
+}
+
+void tm_decode_free(struct tm_decode *d)
+{
+	if (!d)
+		return;
+	tep_free(d->tep);
+	free(d->tracefs);
+	free(d);
+}
+
+struct tep_handle *tm_decode_tep(struct tm_decode *d)
+{
+	if (d->tep)
+		return d->tep;
+	if (d->load_err) {
+		tm_err(d->load_err);
+		return NULL;
+	}
+	d->tep = tracefs_local_events(d->tracefs);
+	if (!d->tep) {
+		d->load_err = errno ? errno : ENOENT;
+		tm_log(TRACEMAP_LOG_ERROR, "cannot load the event formats from %s/events: %s",
+		       d->tracefs, strerror(d->load_err));
+		tm_err(d->load_err);
+		return NULL;
+	}
+	tracefs_load_cmdlines(d->tracefs, d->tep);
+	d->exec_event = tep_find_event_by_name(d->tep, "sched", "sched_process_exec");
+	return d->tep;
+}
+
+/* The event and its record for libtraceevent; NULL + errno when its format is unknown. */
+static struct tep_event *find(struct tm_decode *d, const struct tracemap_event *ev,
+			      struct tep_record *rec)
+{
+	struct tep_event *e;
+
+	if (!ev || !ev->data) {
+		tm_err(EINVAL);
+		return NULL;
+	}
+	if (!tm_decode_tep(d))
+		return NULL;
+	tracemap_event_to_record(ev, rec);
+	e = tep_find_event_by_record(d->tep, rec);
+	if (!e)
+		tm_err(ENOENT);
+	return e;
+}
+
+static struct tep_format_field *find_field(struct tm_decode *d, const struct tracemap_event *ev,
+					   const char *name, struct tep_record *rec)
+{
+	struct tep_format_field *f;
+	struct tep_event *e;
+
+	if (!name) {
+		tm_err(EINVAL);
+		return NULL;
+	}
+	e = find(d, ev, rec);
+	if (!e)
+		return NULL;
+	f = tep_find_any_field(e, name);
+	if (!f)
+		tm_err(ENOENT);
+	return f;
+}
+
+/* A comm from /proc for a pid saved_cmdlines did not know; false when the task is gone. */
+static bool proc_comm(struct tm_decode *d, int pid)
+{
+	char path[64], comm[64];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(comm, 1, sizeof(comm) - 1, f);
+	fclose(f);
+	while (n && comm[n - 1] == '\n')
+		n--;
+	comm[n] = '\0';
+	return n && !tep_register_comm(d->tep, comm, pid);
+}
+
+static void learn_comm(struct tm_decode *d, int pid)
+{
+	bool seen = false;
+	uint64_t now, wait;
+	int i;
+
+	for (i = 0; i < NR_GONE; i++)
+		if (d->gone[i] == pid)
+			seen = true;
+	if (!seen) {
+		if (proc_comm(d, pid))
+			return;
+		d->gone[d->next_gone++ % NR_GONE] = pid;
+	}
+	/*
+	 * Gone already: the kernel saved its comm when it last left the CPU.
+	 * Look once for each new task (at most every millisecond), then only
+	 * now and then.
+	 */
+	now = tm_now_ns();
+	wait = seen ? CMDLINE_RELOAD_NS : CMDLINE_RELOAD_MIN_NS;
+	if (now - d->cmdline_reload >= wait) {
+		d->cmdline_reload = now;
+		tracefs_load_cmdlines(d->tracefs, d->tep);
+	}
+}
+
+void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
+{
+	struct tep_record rec;
+	const char *file, *base;
+	struct tep_event *e;
+	char comm[16];
+	int pid, len = 0;
+
+	if (!d->tep || !d->exec_event)
+		return;
+	tracemap_event_to_record(ev, &rec);
+	e = tep_find_event_by_record(d->tep, &rec);
+	if (e != d->exec_event)
+		return;
+	pid = tep_data_pid(d->tep, &rec);
+	file = tep_get_field_raw(NULL, e, "filename", &rec, &len, 0);
+	if (!file || len <= 0 || pid <= 0)
+		return;
+	len = strnlen(file, len);
+	base = memrchr(file, '/', len);
+	base = base ? base + 1 : file;
+	len -= base - file;
+	/* the kernel keeps TASK_COMM_LEN - 1 = 15 characters */
+	snprintf(comm, sizeof(comm), "%.*s", len, base);
+	tep_override_comm(d->tep, comm, pid);
+}
+
+/* ------------------------------------------------------------ accessors */
+
+struct tep_handle *tracemap_stream_tep(struct tracemap_stream *s)
+{
+	struct tm_decode *d = tm_stream_decode(s);
+
+	return d ? tm_decode_tep(d) : NULL;
+}
+
+const char *tracemap_event_system(struct tracemap_stream *s, const struct tracemap_event *ev)
+{
+	struct tm_decode *d = tm_stream_decode(s);
+	struct tep_record rec;
+	struct tep_event *e;
+
+	e = d ? find(d, ev, &rec) : NULL;
+	return e ? e->system : NULL;
+}
+
+const char *tracemap_event_name(struct tracemap_stream *s, const struct tracemap_event *ev)
+{
+	struct tm_decode *d = tm_stream_decode(s);
+	struct tep_record rec;
+	struct tep_event *e;
+
+	e = d ? find(d, ev, &rec) : NULL;
+	return e ? e->name : NULL;
+}
+
+int tracemap_event_pid(struct tracemap_stream *s, const struct tracemap_event *ev)
+{
+	int32_t pid;
+
+	/* struct trace_entry: u16 type, u8 flags, u8 preempt_count, s32 pid */
+	if (!s || !ev || !ev->data || ev->size < 8)
+		return tm_err(EINVAL);
+	memcpy(&pid, (const unsigned char *)ev->data + 4, sizeof(pid));
+	return pid;
+}
+
+const char *tracemap_event_comm(struct tracemap_stream *s, const struct tracemap_event *ev)
+{
+	struct tm_decode *d = tm_stream_decode(s);
+	int pid = tracemap_event_pid(s, ev);
+
+	if (!d || pid < 0 || !tm_decode_tep(d))
+		return NULL;
+	if (pid > 0 && !tep_is_pid_registered(d->tep, pid))
+		learn_comm(d, pid);
+	return tep_data_comm_from_pid(d->tep, pid);
+}
+
+int tracemap_event_field_num(struct tracemap_stream *s, const struct tracemap_event *ev,
+			     const char *field, long long *val)
+{
+	struct tm_decode *d = tm_stream_decode(s);
+	struct tep_format_field *f;
+	struct tep_record rec;
+	unsigned long long v;
+
+	if (!d || !val)
+		return tm_err(EINVAL);
+	f = find_field(d, ev, field, &rec);
+	if (!f)
+		return -errno;
+	if ((f->flags & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING | TEP_FIELD_IS_DYNAMIC)) ||
+	    f->size < 1 || f->size > 8) {
+		tm_log(TRACEMAP_LOG_DEBUG, "field %s of %s is not a number: read it with "
+		       "tracemap_event_field_str() or _array()", field, f->event->name);
+		return tm_err(EMEDIUMTYPE);
+	}
+	if ((unsigned int)(f->offset + f->size) > ev->size)
+		return tm_err(EBADMSG);
+	if (tep_read_number_field(f, ev->data, &v))
+		return tm_err(EBADMSG);
+	if ((f->flags & TEP_FIELD_IS_SIGNED) && f->size < 8 && (v >> (f->size * 8 - 1)) & 1)
+		v |= ~0ULL << (f->size * 8);
+	*val = (long long)v;
+	return 0;
+}
+
+const void *tracemap_event_field_array(struct tracemap_stream *s, const struct tracemap_event *ev,
+				       const char *field, unsigned int *size)
+{
+	struct tm_decode *d = tm_stream_decode(s);
+	struct tep_format_field *f;
+	struct tep_record rec;
+	const void *p;
+	int len = 0;
+
+	if (!d) {
+		tm_err(EINVAL);
+		return NULL;
+	}
+	f = find_field(d, ev, field, &rec);
+	if (!f)
+		return NULL;
+	/* resolves __data_loc/__rel_loc of dynamic arrays and strings */
+	p = tep_get_field_raw(NULL, f->event, field, &rec, &len, 0);
+	if (!p || len < 0 || (const unsigned char *)p < (const unsigned char *)ev->data ||
+	    (const unsigned char *)p + len > (const unsigned char *)ev->data + ev->size) {
+		tm_err(EBADMSG);
+		return NULL;
+	}
+	if (size)
+		*size = (unsigned int)len;
+	return p;
+}
+
+const char *tracemap_event_field_str(struct tracemap_stream *s, const struct tracemap_event *ev,
+				     const char *field)
+{
+	unsigned int len = 0;
+	const char *p;
+
+	p = tracemap_event_field_array(s, ev, field, &len);
+	if (!p)
+		return NULL;
+	/* char arrays and __string fields carry their NUL; one filled to the end does not */
+	if (!memchr(p, '\0', len)) {
+		tm_log(TRACEMAP_LOG_DEBUG, "field %s has no terminating NUL in its %u bytes: "
+		       "read it with tracemap_event_field_array()", field, len);
+		tm_err(EILSEQ);
+		return NULL;
+	}
+	return p;
+}

@@ -1,0 +1,606 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * The instance state a stream sets up for its caller and puts back on close:
+ * the events it enables (trace-cmd's -e), their filters (-f), the tasks to
+ * trace (set_event_pid, options/event-fork) and, for a stream that leaves out
+ * its own events, set_event_notrace_pid and a clause in the filter of every
+ * sched event that names a task in its fields.
+ *
+ * Nothing is changed before every selection was resolved. Every change is
+ * recorded before it is made, so a write that half worked is undone too.
+ */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <tracefs.h>
+
+#include "tracemap-local.h"
+
+struct ev_item {
+	char *system;
+	char *event;
+	char *filter;		/* the caller's filter, or NULL */
+	char *old_filter;	/* to write back; NULL: we did not change it */
+	bool was_enabled;
+	bool enabled;		/* we enabled it (and disable it again) */
+};
+
+struct sys_item {
+	char *system;
+	bool whole;		/* every event of the system was asked for */
+};
+
+struct tm_events {
+	struct tracefs_instance *inst;
+	char *tracefs;
+	struct ev_item *evs;
+	int nr_evs;
+	struct sys_item *sys;
+	int nr_sys;
+	char **names;		/* "system:event" of evs, NULL-terminated */
+	char *old_pids;		/* set_event_pid to write back; NULL: untouched */
+	char *old_notrace;	/* set_event_notrace_pid to write back; NULL: untouched */
+	int old_fork;		/* options/event-fork to write back; -1: untouched */
+};
+
+/* ------------------------------------------------------------ selection */
+
+static bool in_list(char **list, const char *name)
+{
+	for (; list && *list; list++)
+		if (!strcmp(*list, name))
+			return true;
+	return false;
+}
+
+static int add_event(struct tm_events *e, const char *sys, const char *ev, const char *filter)
+{
+	struct ev_item *n;
+	int i;
+
+	for (i = 0; i < e->nr_evs; i++) {
+		if (strcmp(e->evs[i].system, sys) || strcmp(e->evs[i].event, ev))
+			continue;
+		/* a later -f for the same event replaces an earlier one, as in trace-cmd */
+		if (filter) {
+			free(e->evs[i].filter);
+			e->evs[i].filter = strdup(filter);
+			if (!e->evs[i].filter)
+				return tm_err(ENOMEM);
+		}
+		return 0;
+	}
+	n = realloc(e->evs, (e->nr_evs + 1) * sizeof(*n));
+	if (!n)
+		return tm_err(ENOMEM);
+	e->evs = n;
+	n[e->nr_evs] = (struct ev_item){ .system = strdup(sys), .event = strdup(ev),
+					 .filter = filter ? strdup(filter) : NULL };
+	e->nr_evs++;
+	if (!n[e->nr_evs - 1].system || !n[e->nr_evs - 1].event || (filter && !n[e->nr_evs - 1].filter))
+		return tm_err(ENOMEM);
+	return 0;
+}
+
+static int add_system(struct tm_events *e, const char *name, bool whole)
+{
+	struct sys_item *n;
+	int i;
+
+	for (i = 0; i < e->nr_sys; i++) {
+		if (!strcmp(e->sys[i].system, name)) {
+			e->sys[i].whole |= whole;
+			return 0;
+		}
+	}
+	n = realloc(e->sys, (e->nr_sys + 1) * sizeof(*n));
+	if (!n)
+		return tm_err(ENOMEM);
+	e->sys = n;
+	n[e->nr_sys] = (struct sys_item){ .system = strdup(name), .whole = whole };
+	e->nr_sys++;
+	return n[e->nr_sys - 1].system ? 0 : tm_err(ENOMEM);
+}
+
+/* Every event of @sname that matches @epat (NULL: all of them). Returns how many or -errno. */
+static int add_matching(struct tm_events *e, const char *sname, const char *epat,
+			const char *filter)
+{
+	char **events = tracefs_system_events(e->tracefs, sname);
+	int i, found = 0, ret = 0;
+
+	for (i = 0; events && events[i] && !ret; i++) {
+		if (epat && fnmatch(epat, events[i], 0))
+			continue;
+		ret = add_event(e, sname, events[i], filter);
+		if (!ret)
+			ret = add_system(e, sname, !epat);
+		found++;
+	}
+	tracefs_list_free(events);
+	return ret ? ret : found;
+}
+
+/*
+ * One selection as trace-cmd resolves -e: "system:event", "system" (all its
+ * events), "event" (that event in every system), "all"; shell globs. The
+ * ftrace system cannot be enabled: its events are always recorded.
+ */
+static int resolve_one(struct tm_events *e, char **systems, const struct tracemap_event_spec *sp)
+{
+	const char *spat = NULL, *epat;
+	char *spec, *colon;
+	int s, n, found = 0, ret = 0;
+
+	if (!sp->name || !sp->name[0]) {
+		tm_log(TRACEMAP_LOG_ERROR, "empty event selection: give system:event, system or "
+		       "event (see available_events)");
+		return tm_err(EINVAL);
+	}
+	spec = strdup(sp->name);
+	if (!spec)
+		return tm_err(ENOMEM);
+	colon = strchr(spec, ':');
+	epat = spec;
+	if (colon) {
+		*colon = '\0';
+		spat = spec;
+		epat = colon + 1;
+		if (!*spat || !*epat) {
+			tm_log(TRACEMAP_LOG_ERROR, "event '%s': empty %s name: give system:event, "
+			       "or the system alone for all its events (e.g. sched:sched_switch "
+			       "or sched)", sp->name, *spat ? "event" : "system");
+			ret = tm_err(EINVAL);
+			goto out;
+		}
+	}
+	if (!spat && !strcmp(epat, "all")) {
+		for (s = 0; systems[s] && ret >= 0; s++)
+			if (strcmp(systems[s], "ftrace"))
+				ret = add_matching(e, systems[s], NULL, sp->filter);
+		found = 1;
+		goto out;
+	}
+	for (s = 0; systems[s]; s++) {
+		/* "name" alone: a system of that name, else events of that name */
+		if (spat) {
+			if (fnmatch(spat, systems[s], 0))
+				continue;
+			n = add_matching(e, systems[s], strcmp(epat, "*") ? epat : NULL,
+					 sp->filter);
+		} else {
+			if (fnmatch(epat, systems[s], 0))
+				continue;
+			n = add_matching(e, systems[s], NULL, sp->filter);
+		}
+		if (n < 0) {
+			ret = n;
+			goto out;
+		}
+		found += n;
+	}
+	for (s = 0; !spat && !found && systems[s]; s++) {
+		n = add_matching(e, systems[s], epat, sp->filter);
+		if (n < 0) {
+			ret = n;
+			goto out;
+		}
+		found += n;
+	}
+out:
+	if (ret >= 0 && !found) {
+		if ((spat && !fnmatch(spat, "ftrace", 0)) ||
+		    (!spat && !in_list(systems, epat) && !strcmp(epat, "ftrace")))
+			tm_log(TRACEMAP_LOG_ERROR, "event '%s': ftrace events cannot be enabled; "
+			       "they are always recorded (trace_marker writes arrive as "
+			       "ftrace:print)", sp->name);
+		else
+			tm_log(TRACEMAP_LOG_ERROR, "event '%s': no such event (see %s/"
+			       "available_events)", sp->name, e->tracefs);
+		ret = tm_err(ENOENT);
+	}
+	free(spec);
+	return ret < 0 ? ret : 0;
+}
+
+static int resolve(struct tm_events *e, const struct tracemap_event_spec *specs, int nr)
+{
+	char **systems;
+	int i, ret = 0;
+
+	systems = tracefs_event_systems(e->tracefs);
+	if (!systems) {
+		ret = tm_err(errno ? errno : ENOENT);
+		tm_log(TRACEMAP_LOG_ERROR, "cannot list the events of %s/events: %s", e->tracefs,
+		       strerror(-ret));
+		return ret;
+	}
+	for (i = 0; i < nr && !ret; i++)
+		ret = resolve_one(e, systems, &specs[i]);
+	tracefs_list_free(systems);
+	return ret;
+}
+
+/* ------------------------------------------------------------- changing */
+
+/*
+ * One event's file. tracefs_event_enable() takes regexes and rescans every
+ * system per call (milliseconds each, and a system like syscalls has
+ * hundreds of events), so single events go through their own file.
+ */
+static char *event_read(struct tm_events *e, const struct ev_item *ev, const char *what)
+{
+	char file[512];
+
+	snprintf(file, sizeof(file), "events/%s/%s/%s", ev->system, ev->event, what);
+	return tracefs_instance_file_read(e->inst, file, NULL);
+}
+
+static int event_write(struct tm_events *e, const struct ev_item *ev, const char *what,
+		       const char *val)
+{
+	char file[512];
+
+	snprintf(file, sizeof(file), "events/%s/%s/%s", ev->system, ev->event, what);
+	return tracefs_instance_file_write(e->inst, file, val) < 0 ? tm_err(errno ? errno : EIO)
+								    : 0;
+}
+
+static void enable_failed(struct tm_events *e, const char *what, int err)
+{
+	tm_log(TRACEMAP_LOG_ERROR, "cannot enable %s in %s: %s", what,
+	       e->inst ? tracefs_instance_get_name(e->inst) : "the top-level buffer",
+	       strerror(-err));
+}
+
+static int enable_events(struct tm_events *e)
+{
+	char what[512], *v;
+	bool any_off;
+	int i, s, ret;
+
+	for (i = 0; i < e->nr_evs; i++) {
+		v = event_read(e, &e->evs[i], "enable");
+		if (!v) {
+			ret = tm_err(errno ? errno : EIO);
+			tm_log(TRACEMAP_LOG_ERROR, "cannot read the state of %s:%s: %s",
+			       e->evs[i].system, e->evs[i].event, strerror(-ret));
+			return ret;
+		}
+		/* "0", "1", or with a '*' when soft-disabled by a trigger */
+		e->evs[i].was_enabled = v[0] == '1';
+		free(v);
+	}
+	/* whole systems in one write, where that changes only what was asked for */
+	for (s = 0; s < e->nr_sys; s++) {
+		if (!e->sys[s].whole)
+			continue;
+		any_off = false;
+		for (i = 0; i < e->nr_evs; i++)
+			if (!strcmp(e->evs[i].system, e->sys[s].system) && !e->evs[i].was_enabled)
+				any_off = true;
+		if (!any_off)
+			continue;
+		for (i = 0; i < e->nr_evs; i++)
+			if (!strcmp(e->evs[i].system, e->sys[s].system) && !e->evs[i].was_enabled)
+				e->evs[i].enabled = true;
+		if (tracefs_event_enable(e->inst, e->sys[s].system, NULL)) {
+			ret = tm_err(errno ? errno : EIO);
+			enable_failed(e, e->sys[s].system, ret);
+			return ret;
+		}
+	}
+	for (i = 0; i < e->nr_evs; i++) {
+		if (e->evs[i].was_enabled || e->evs[i].enabled)
+			continue;
+		e->evs[i].enabled = true;
+		ret = event_write(e, &e->evs[i], "enable", "1");
+		if (ret) {
+			snprintf(what, sizeof(what), "%s:%s", e->evs[i].system, e->evs[i].event);
+			enable_failed(e, what, ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void disable_events(struct tm_events *e)
+{
+	bool all_off;
+	int i, s;
+
+	for (s = 0; s < e->nr_sys; s++) {
+		all_off = e->sys[s].whole;
+		for (i = 0; i < e->nr_evs && all_off; i++)
+			if (!strcmp(e->evs[i].system, e->sys[s].system) &&
+			    (e->evs[i].was_enabled || !e->evs[i].enabled))
+				all_off = false;
+		if (!all_off)
+			continue;
+		if (tracefs_event_disable(e->inst, e->sys[s].system, NULL))
+			tm_log(TRACEMAP_LOG_WARN, "cannot disable the events of %s again: %s",
+			       e->sys[s].system, strerror(errno));
+		for (i = 0; i < e->nr_evs; i++)
+			if (!strcmp(e->evs[i].system, e->sys[s].system))
+				e->evs[i].enabled = false;
+	}
+	for (i = 0; i < e->nr_evs; i++) {
+		if (!e->evs[i].enabled)
+			continue;
+		if (event_write(e, &e->evs[i], "enable", "0"))
+			tm_log(TRACEMAP_LOG_WARN, "cannot disable %s:%s again: %s",
+			       e->evs[i].system, e->evs[i].event, strerror(errno));
+		e->evs[i].enabled = false;
+	}
+}
+
+/* "(user) && (own)", either part may be missing */
+static char *compose_filter(const char *user, const char *own)
+{
+	char *f = NULL;
+	int ret;
+
+	if (user && own)
+		ret = asprintf(&f, "(%s) && (%s)", user, own);
+	else
+		ret = asprintf(&f, "%s", user ? user : own);
+	return ret < 0 ? NULL : f;
+}
+
+static int set_filters(struct tm_events *e, const struct tm_self *self)
+{
+	char own[1024], *f, *old;
+	struct ev_item *ev;
+	bool has_own;
+	int i, ret;
+
+	for (i = 0; i < e->nr_evs; i++) {
+		ev = &e->evs[i];
+		has_own = self && tm_self_clause(self, ev->system, ev->event, own, sizeof(own)) > 0;
+		if (!ev->filter && !has_own)
+			continue;
+		old = event_read(e, ev, "filter");
+		if (!old) {
+			ret = tm_err(errno ? errno : EIO);
+			tm_log(TRACEMAP_LOG_ERROR, "cannot read the filter of %s:%s: %s",
+			       ev->system, ev->event, strerror(-ret));
+			return ret;
+		}
+		/* "none" when there is none; writing "0" clears */
+		if (!strncmp(old, "none", 4)) {
+			free(old);
+			old = strdup("0");
+			if (!old)
+				return tm_err(ENOMEM);
+		}
+		old[strcspn(old, "\n")] = '\0';
+		ev->old_filter = old;
+		f = compose_filter(ev->filter, has_own ? own : NULL);
+		if (!f)
+			return tm_err(ENOMEM);
+		ret = event_write(e, ev, "filter", f);
+		if (ret) {
+			if (ev->filter)
+				tm_log(TRACEMAP_LOG_ERROR, "filter '%s' on %s:%s is not valid: %s "
+				       "(the fields are in %s/events/%s/%s/format)", ev->filter,
+				       ev->system, ev->event, strerror(-ret), e->tracefs,
+				       ev->system, ev->event);
+			else
+				tm_log(TRACEMAP_LOG_ERROR, "cannot set the filter of %s:%s: %s",
+				       ev->system, ev->event, strerror(-ret));
+			free(f);
+			return ret;
+		}
+		free(f);
+	}
+	return 0;
+}
+
+static void restore_filters(struct tm_events *e)
+{
+	int i;
+
+	for (i = 0; i < e->nr_evs; i++) {
+		if (!e->evs[i].old_filter)
+			continue;
+		if (event_write(e, &e->evs[i], "filter", e->evs[i].old_filter))
+			tm_log(TRACEMAP_LOG_WARN, "cannot restore the filter of %s:%s to '%s': %s",
+			       e->evs[i].system, e->evs[i].event, e->evs[i].old_filter,
+			       strerror(errno));
+		free(e->evs[i].old_filter);
+		e->evs[i].old_filter = NULL;
+	}
+}
+
+/*
+ * A pid list file (set_event_pid, set_event_notrace_pid): read what is there
+ * into *@old, then write @pids, after it when @append. Opening for writing
+ * without append clears the list.
+ */
+static int set_pid_file(struct tm_events *e, const char *file, const int *pids, int nr,
+			bool append, char **old)
+{
+	char num[16];
+	int i, ret = 0;
+
+	*old = tracefs_instance_file_read(e->inst, file, NULL);
+	if (!*old) {
+		*old = strdup("");
+		if (!*old)
+			return tm_err(ENOMEM);
+	}
+	for (i = 0; i < nr && !ret; i++) {
+		snprintf(num, sizeof(num), "%d", pids[i]);
+		if (i == 0 && !append)
+			ret = tracefs_instance_file_write(e->inst, file, num) < 0;
+		else
+			ret = tracefs_instance_file_append(e->inst, file, num) < 0;
+	}
+	if (ret) {
+		ret = tm_err(errno ? errno : EIO);
+		tm_log(TRACEMAP_LOG_ERROR, "cannot write pid %s to %s: %s", num, file,
+		       strerror(-ret));
+	}
+	return ret;
+}
+
+static void restore_pid_file(struct tm_events *e, const char *file, char **old)
+{
+	char *p, *save = NULL;
+	bool first = true;
+	int ret = 0;
+
+	if (!*old)
+		return;
+	for (p = strtok_r(*old, " \n", &save); p && !ret; p = strtok_r(NULL, " \n", &save)) {
+		if (first)
+			ret = tracefs_instance_file_write(e->inst, file, p) < 0;
+		else
+			ret = tracefs_instance_file_append(e->inst, file, p) < 0;
+		first = false;
+	}
+	/* an empty list: opening with O_TRUNC clears it */
+	if (first)
+		ret = tracefs_instance_file_write(e->inst, file, "") < 0;
+	if (ret)
+		tm_log(TRACEMAP_LOG_WARN, "cannot restore %s: %s", file, strerror(errno));
+	free(*old);
+	*old = NULL;
+}
+
+static int set_fork(struct tm_events *e)
+{
+	int on = tracefs_option_is_enabled(e->inst, TRACEFS_OPTION_EVENT_FORK);
+
+	if (on)
+		return 0;
+	e->old_fork = 0;
+	if (tracefs_option_enable(e->inst, TRACEFS_OPTION_EVENT_FORK)) {
+		tm_log(TRACEMAP_LOG_ERROR, "cannot turn on options/event-fork: %s",
+		       strerror(errno));
+		return tm_err(errno ? errno : EIO);
+	}
+	return 0;
+}
+
+static int make_names(struct tm_events *e)
+{
+	int i;
+
+	e->names = calloc(e->nr_evs + 1, sizeof(*e->names));
+	if (!e->names)
+		return tm_err(ENOMEM);
+	for (i = 0; i < e->nr_evs; i++)
+		if (asprintf(&e->names[i], "%s:%s", e->evs[i].system, e->evs[i].event) < 0) {
+			e->names[i] = NULL;
+			return tm_err(ENOMEM);
+		}
+	return 0;
+}
+
+/* ------------------------------------------------------------ interface */
+
+int tm_events_setup(struct tm_events **out, const char *tracefs, const char *instance,
+		    const struct tracemap_event_spec *specs, int nr_specs, const int *pids,
+		    int nr_pids, bool pid_forks, const struct tm_self *self)
+{
+	struct tm_events *e;
+	int ret;
+
+	*out = NULL;
+	if (nr_specs < 0 || (nr_specs && !specs) || nr_pids < 0 || (nr_pids && !pids)) {
+		tm_log(TRACEMAP_LOG_ERROR, "stream: events %p/%d or pids %p/%d do not match",
+		       (const void *)specs, nr_specs, (const void *)pids, nr_pids);
+		return tm_err(EINVAL);
+	}
+	if (!nr_specs && !nr_pids && !self)
+		return 0;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return tm_err(ENOMEM);
+	e->old_fork = -1;
+	e->tracefs = strdup(tracefs);
+	if (!e->tracefs) {
+		ret = tm_err(ENOMEM);
+		goto fail;
+	}
+	if (instance && *instance) {
+		e->inst = tracefs_instance_alloc(tracefs, instance);
+		if (!e->inst) {
+			ret = tm_err(errno ? errno : ENOMEM);
+			tm_log(TRACEMAP_LOG_ERROR, "cannot open instance %s: %s", instance,
+			       strerror(-ret));
+			goto fail;
+		}
+	}
+	ret = resolve(e, specs, nr_specs);
+	if (!ret)
+		ret = make_names(e);
+	if (ret)
+		goto fail;
+	*out = e;
+	/* from here on, every change is recorded for tm_events_restore() */
+	if (nr_pids)
+		ret = set_pid_file(e, "set_event_pid", pids, nr_pids, false, &e->old_pids);
+	if (!ret && nr_pids && pid_forks)
+		ret = set_fork(e);
+	if (!ret && self) {
+		const int *tids;
+		int nr_tids;
+
+		tids = tm_self_tids(self, &nr_tids);
+		ret = set_pid_file(e, "set_event_notrace_pid", tids, nr_tids, true,
+				   &e->old_notrace);
+	}
+	if (!ret)
+		ret = set_filters(e, self);
+	if (!ret)
+		ret = enable_events(e);
+	if (ret) {
+		tm_events_restore(e);
+		*out = NULL;
+	}
+	return ret;
+fail:
+	tm_events_restore(e);
+	return ret;
+}
+
+const char *const *tm_events_names(const struct tm_events *e)
+{
+	static const char *const none[] = { NULL };
+
+	return e && e->names ? (const char *const *)e->names : none;
+}
+
+void tm_events_restore(struct tm_events *e)
+{
+	int i;
+
+	if (!e)
+		return;
+	disable_events(e);
+	restore_filters(e);
+	restore_pid_file(e, "set_event_notrace_pid", &e->old_notrace);
+	restore_pid_file(e, "set_event_pid", &e->old_pids);
+	if (e->old_fork == 0 && tracefs_option_disable(e->inst, TRACEFS_OPTION_EVENT_FORK))
+		tm_log(TRACEMAP_LOG_WARN, "cannot turn options/event-fork off again: %s",
+		       strerror(errno));
+	for (i = 0; i < e->nr_evs; i++) {
+		free(e->evs[i].system);
+		free(e->evs[i].event);
+		free(e->evs[i].filter);
+	}
+	for (i = 0; i < e->nr_sys; i++)
+		free(e->sys[i].system);
+	for (i = 0; e->names && e->names[i]; i++)
+		free(e->names[i]);
+	free(e->names);
+	free(e->evs);
+	free(e->sys);
+	free(e->tracefs);
+	tracefs_instance_free(e->inst);
+	free(e);
+}
