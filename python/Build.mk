@@ -14,7 +14,7 @@ PY_SRCS		:= $(wildcard python/*.c)
 PY_OBJS		:= $(PY_SRCS:%.c=$(O)/pic/%.o)
 PY_MODULE	:= $(O)/python/tracemap$(PY_EXT_SUFFIX)
 
-$(O)/pic/python/%.o: python/%.c python/py-events.h include/tracemap.h
+$(O)/pic/python/%.o: python/%.c include/tracemap.h
 	@test -f "$(PY_INCLUDE)/Python.h" || { echo "error: Python.h not found for $(PYTHON): install the Debian package python3-dev (or run 'make deps')" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")

@@ -18,10 +18,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -33,13 +31,10 @@
 #include <unistd.h>
 
 #include <event-parse.h>
-#include <tracefs.h>
 
 #include "tracemap.h"
-#include "py-events.h"
 
 #define SIGNAL_CHECK_EVERY	1024	/* events per look for Ctrl-C inside a round */
-#define CMDLINE_RELOAD_NS	(100 * 1000000ULL)
 #define TM_ECANCELED_PY		(-ECANCELED)	/* the Python callback raised */
 
 /* ------------------------------------------------------------ messages */
@@ -78,18 +73,6 @@ static PyObject *raise_errno(int err, const char *what)
 	return NULL;
 }
 
-/* ------------------------------------------------------- event formats */
-
-/*
- * One tep handle per tracefs mount for the whole process: loading every
- * event format takes a quarter of a second, and the formats are the same in
- * every instance. Comms learnt for one stream serve the others.
- */
-static struct tep_handle *formats;
-static struct tep_plugin_list *format_plugins;
-static char formats_dir[PATH_MAX];
-static uint64_t cmdline_reload;
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -98,65 +81,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static struct tep_handle *load_formats(const char *tfs)
-{
-	if (formats && !strcmp(formats_dir, tfs))
-		return formats;
-	if (formats) {
-		tep_unload_plugins(format_plugins, formats);
-		tep_free(formats);
-	}
-	formats = tracefs_local_events(tfs);
-	if (!formats) {
-		raise_errno(errno ? errno : EIO, "cannot load the event formats");
-		return NULL;
-	}
-	/* the plugins print some events as trace-cmd report does (sched_switch, ...) */
-	format_plugins = tep_load_plugins(formats);
-	tracefs_load_cmdlines(tfs, formats);
-	snprintf(formats_dir, sizeof(formats_dir), "%s", tfs);
-	return formats;
-}
-
-/*
- * The comm of @pid: saved_cmdlines as loaded, else /proc (the task usually
- * still runs), else saved_cmdlines again, at most every 100 ms.
- */
-static const char *pid_comm(int pid)
-{
-	char path[64], comm[64];
-	uint64_t now;
-	size_t n;
-	FILE *f;
-
-	if (pid <= 0 || tep_is_pid_registered(formats, pid))
-		return tep_data_comm_from_pid(formats, pid);
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "re");
-	if (f) {
-		n = fread(comm, 1, sizeof(comm) - 1, f);
-		fclose(f);
-		while (n && comm[n - 1] == '\n')
-			n--;
-		comm[n] = '\0';
-		if (n && !tep_register_comm(formats, comm, pid))
-			return tep_data_comm_from_pid(formats, pid);
-	}
-	now = now_ns();
-	if (now - cmdline_reload >= CMDLINE_RELOAD_NS) {
-		cmdline_reload = now;
-		tracefs_load_cmdlines(formats_dir, formats);
-	}
-	return tep_data_comm_from_pid(formats, pid);
-}
-
 /* ------------------------------------------------------------- objects */
 
 typedef struct StreamObject StreamObject;
 
 typedef struct {
 	PyObject_VAR_HEAD		/* ob_size: payload bytes */
-	StreamObject *stream;		/* strong: the formats and the time format */
+	StreamObject *stream;		/* strong: its library stream decodes the event */
 	unsigned long long ts;
 	int cpu;
 	unsigned char data[];		/* the payload, struct trace_entry first */
@@ -171,7 +102,6 @@ typedef struct {
 struct StreamObject {
 	PyObject_HEAD
 	struct tracemap_stream *s;
-	struct py_events events;	/* what we enabled and must restore */
 	PyObject *callback;
 	PyObject *lost_cb;
 	PyObject *pending;		/* pull: the event that follows a LostEvents */
@@ -182,8 +112,6 @@ struct StreamObject {
 	char idir[PATH_MAX];
 	const char *tfmt;		/* time column of str(ev) */
 	pid_t owner;			/* the process that opened it (not a fork child) */
-	pid_t *self;			/* our threads, filtered out */
-	int nr_self;
 	int timeout_ms;			/* iteration */
 	long delivered;			/* events given to Python in this call */
 	unsigned int since_check;
@@ -300,91 +228,103 @@ static int ev_pid(const EventObject *e)
 	return pid;
 }
 
-static void ev_record(const EventObject *e, struct tep_record *rec)
+/* The copy as the library's event, for its accessors */
+static void ev_view(const EventObject *e, struct tracemap_event *ev)
 {
-	struct tracemap_event ev = {
+	*ev = (struct tracemap_event){
 		.ts = e->ts, .data = e->data, .size = ev_size(e), .cpu = e->cpu,
 	};
-
-	tracemap_event_to_record(&ev, rec);
 }
 
-static struct tep_event *ev_format(const EventObject *e)
+/*
+ * The library stream that decodes @e: it owns the formats. NULL with
+ * ValueError once the stream is closed.
+ */
+static struct tracemap_stream *ev_decoder(const EventObject *e)
 {
-	return tep_find_event(formats, ev_type(e));
+	if (!e->stream->s)
+		PyErr_SetString(PyExc_ValueError, "the event's stream is closed: read names and "
+				"fields before close() (ts, cpu, pid and raw stay readable)");
+	return e->stream->s;
 }
 
-/* A field's value as a Python int, str, bytes or list of ints. */
-static PyObject *field_value(const EventObject *e, struct tep_event *fmt,
+/* The event's format, for the kind of each field; NULL without an exception when unknown */
+static struct tep_event *ev_format(const EventObject *e, struct tracemap_stream *s)
+{
+	struct tep_handle *tep = tracemap_stream_tep(s);
+
+	return tep ? tep_find_event(tep, ev_type(e)) : NULL;
+}
+
+/* An unsigned or sign-extended number of @size bytes at @p */
+static PyObject *int_at(const unsigned char *p, int size, bool is_signed)
+{
+	unsigned long long v = 0;
+
+	/* little- or big-endian as the kernel that wrote it: this machine's */
+	switch (size) {
+	case 1: { uint8_t x; memcpy(&x, p, 1); v = x; break; }
+	case 2: { uint16_t x; memcpy(&x, p, 2); v = x; break; }
+	case 4: { uint32_t x; memcpy(&x, p, 4); v = x; break; }
+	default: memcpy(&v, p, 8); break;
+	}
+	if (is_signed && size < 8 && (v >> (size * 8 - 1)) & 1)
+		v |= ~0ULL << (size * 8);
+	return is_signed ? PyLong_FromLongLong((long long)v) : PyLong_FromUnsignedLongLong(v);
+}
+
+/*
+ * A field's value as a Python int, str, bytes or list of ints. The library
+ * finds and bounds the field; its format says which Python type fits.
+ */
+static PyObject *field_value(const EventObject *e, struct tracemap_stream *s,
 			     struct tep_format_field *f)
 {
 	unsigned long fl = f->flags;
-	struct tep_record rec;
+	struct tracemap_event ev;
 	const unsigned char *p;
-	unsigned long long v;
-	PyObject *list;
-	int len = 0, n, i, esz;
+	unsigned int len = 0;
+	PyObject *list, *o;
+	long long v;
+	int i, n, esz;
 
-	if (fl & TEP_FIELD_IS_DYNAMIC) {
-		/* __data_loc / __rel_loc: offset and length in the field */
-		ev_record(e, &rec);
-		p = tep_get_field_raw(NULL, fmt, f->name, &rec, &len, 0);
-	} else {
-		p = e->data + f->offset;
-		len = f->size;
-		/* "char buf[]" (ftrace:print): the rest of the record */
-		if (!len && (fl & TEP_FIELD_IS_ARRAY) && (unsigned int)f->offset <= ev_size(e))
-			len = ev_size(e) - f->offset;
+	ev_view(e, &ev);
+	if (!(fl & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC | TEP_FIELD_IS_STRING)) &&
+	    f->size >= 1 && f->size <= 8) {
+		if (tracemap_event_field_num(s, &ev, f->name, &v) < 0)
+			return raise_errno(errno, f->name);
+		if (fl & TEP_FIELD_IS_SIGNED)
+			return PyLong_FromLongLong(v);
+		if (f->size < 8)
+			v &= (1LL << (f->size * 8)) - 1;
+		return PyLong_FromUnsignedLongLong((unsigned long long)v);
 	}
-	if (!p || len < 0 || p < e->data || p + len > e->data + ev_size(e)) {
-		PyErr_Format(PyExc_ValueError, "field %s of %s:%s lies outside the event's %u bytes",
-			     f->name, fmt->system, fmt->name, ev_size(e));
-		return NULL;
-	}
-	if (fl & TEP_FIELD_IS_STRING) {
-		n = strnlen((const char *)p, len);
-		return PyUnicode_DecodeUTF8((const char *)p, n, "backslashreplace");
-	}
-	if (fl & (TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC)) {
-		esz = f->elementsize > 0 ? f->elementsize : 1;
-		if (esz == 1)
-			return PyBytes_FromStringAndSize((const char *)p, len);
-		n = len / esz;
-		list = PyList_New(n);
-		if (!list)
-			return NULL;
-		for (i = 0; i < n; i++) {
-			PyObject *o;
-
-			v = tep_read_number(formats, p + i * esz, esz);
-			if ((fl & TEP_FIELD_IS_SIGNED) && esz < 8)
-				o = PyLong_FromLongLong((long long)(v << (64 - 8 * esz)) >>
-							(64 - 8 * esz));
-			else if (fl & TEP_FIELD_IS_SIGNED)
-				o = PyLong_FromLongLong((long long)v);
-			else
-				o = PyLong_FromUnsignedLongLong(v);
-			if (!o) {
-				Py_DECREF(list);
-				return NULL;
-			}
-			PyList_SET_ITEM(list, i, o);
-		}
-		return list;
-	}
-	if (len > 8 || len <= 0)
+	p = tracemap_event_field_array(s, &ev, f->name, &len);
+	if (!p)
+		return raise_errno(errno, f->name);
+	if (fl & TEP_FIELD_IS_STRING)
+		return PyUnicode_DecodeUTF8((const char *)p, strnlen((const char *)p, len),
+					    "backslashreplace");
+	esz = f->elementsize > 0 && f->elementsize <= 8 ? f->elementsize : 1;
+	if (esz == 1 || (esz != 2 && esz != 4 && esz != 8))
 		return PyBytes_FromStringAndSize((const char *)p, len);
-	v = tep_read_number(formats, p, len);
-	if ((fl & TEP_FIELD_IS_SIGNED) && len < 8)
-		return PyLong_FromLongLong((long long)(v << (64 - 8 * len)) >> (64 - 8 * len));
-	if (fl & TEP_FIELD_IS_SIGNED)
-		return PyLong_FromLongLong((long long)v);
-	return PyLong_FromUnsignedLongLong(v);
+	n = len / esz;
+	list = PyList_New(n);
+	for (i = 0; list && i < n; i++) {
+		o = int_at(p + i * esz, esz, fl & TEP_FIELD_IS_SIGNED);
+		if (!o) {
+			Py_CLEAR(list);
+			break;
+		}
+		PyList_SET_ITEM(list, i, o);
+	}
+	return list;
 }
 
 /* The field @name, or NULL with KeyError/AttributeError (@exc) set. */
 static PyObject *event_field(EventObject *e, PyObject *name, PyObject *exc)
 {
+	struct tracemap_stream *s;
 	struct tep_format_field *f;
 	struct tep_event *fmt;
 	const char *n;
@@ -394,9 +334,10 @@ static PyObject *event_field(EventObject *e, PyObject *name, PyObject *exc)
 		return NULL;
 	}
 	n = PyUnicode_AsUTF8(name);
-	if (!n)
+	s = n ? ev_decoder(e) : NULL;
+	if (!s)
 		return NULL;
-	fmt = ev_format(e);
+	fmt = ev_format(e, s);
 	f = fmt ? tep_find_any_field(fmt, n) : NULL;
 	if (!f) {
 		PyErr_Format(exc, "%s%s%s has no field '%s' (its fields: ev.as_dict())",
@@ -404,7 +345,7 @@ static PyObject *event_field(EventObject *e, PyObject *name, PyObject *exc)
 			     fmt ? fmt->name : "of unknown type", n);
 		return NULL;
 	}
-	return field_value(e, fmt, f);
+	return field_value(e, s, f);
 }
 
 /* Attributes of the type first (ts, cpu, pid, ...), then the event's fields. */
@@ -443,22 +384,31 @@ static PyObject *ev_get_id(EventObject *e, void *c)
 
 static PyObject *ev_get_comm(EventObject *e, void *c)
 {
-	return PyUnicode_DecodeUTF8(pid_comm(ev_pid(e)), strlen(pid_comm(ev_pid(e))),
-				    "backslashreplace");
+	struct tracemap_stream *s = ev_decoder(e);
+	struct tracemap_event ev;
+	const char *comm;
+
+	if (!s)
+		return NULL;
+	ev_view(e, &ev);
+	comm = tracemap_event_comm(s, &ev);
+	if (!comm)
+		return raise_errno(errno, "comm");
+	return PyUnicode_DecodeUTF8(comm, strlen(comm), "backslashreplace");
 }
 
-static PyObject *ev_get_system(EventObject *e, void *c)
+/* system (@c NULL) or name (@c non-NULL); None for an event of unknown type */
+static PyObject *ev_get_ident(EventObject *e, void *c)
 {
-	struct tep_event *fmt = ev_format(e);
+	struct tracemap_stream *s = ev_decoder(e);
+	struct tracemap_event ev;
+	const char *v;
 
-	return fmt ? PyUnicode_FromString(fmt->system) : Py_NewRef(Py_None);
-}
-
-static PyObject *ev_get_name(EventObject *e, void *c)
-{
-	struct tep_event *fmt = ev_format(e);
-
-	return fmt ? PyUnicode_FromString(fmt->name) : Py_NewRef(Py_None);
+	if (!s)
+		return NULL;
+	ev_view(e, &ev);
+	v = c ? tracemap_event_name(s, &ev) : tracemap_event_system(s, &ev);
+	return v ? PyUnicode_FromString(v) : Py_NewRef(Py_None);
 }
 
 static PyObject *ev_get_raw(EventObject *e, void *c)
@@ -468,20 +418,21 @@ static PyObject *ev_get_raw(EventObject *e, void *c)
 
 static PyObject *event_as_dict(EventObject *e, PyObject *unused)
 {
+	struct tracemap_stream *s = ev_decoder(e);
 	struct tep_format_field *f;
 	struct tep_event *fmt;
 	PyObject *d, *v;
 	int pass;
 
-	d = PyDict_New();
+	d = s ? PyDict_New() : NULL;
 	if (!d)
 		return NULL;
-	fmt = ev_format(e);
+	fmt = ev_format(e, s);
 	/* common_* first, then the event's own fields, in format order */
 	for (pass = 0; fmt && pass < 2; pass++) {
 		f = pass ? fmt->format.fields : fmt->format.common_fields;
 		for (; f; f = f->next) {
-			v = field_value(e, fmt, f);
+			v = field_value(e, s, f);
 			if (!v || PyDict_SetItemString(d, f->name, v)) {
 				Py_XDECREF(v);
 				Py_DECREF(d);
@@ -494,39 +445,50 @@ static PyObject *event_as_dict(EventObject *e, PyObject *unused)
 }
 
 /* The line 'trace-cmd report' prints for this event (3.1.6 columns). */
+/*
+ * The line 'trace-cmd report' prints for this event (3.1.6 columns).
+ * Interim: the library's text formatter (issue 12) takes this over.
+ */
 static PyObject *event_str(EventObject *e)
 {
 	static const char spaces[] = "                    "; /* 20 */
+	struct tracemap_stream *s = ev_decoder(e);
+	struct tracemap_event ev;
+	struct tep_handle *tep;
 	struct tep_record rec;
 	struct tep_event *fmt;
-	struct trace_seq s;
+	struct trace_seq seq;
 	const char *name;
 	PyObject *ret;
 	int len;
 
-	ev_record(e, &rec);
-	fmt = ev_format(e);
-	pid_comm(ev_pid(e));
-	trace_seq_init(&s);
-	tep_print_event(formats, &s, &rec, "%16s-%-5d [%03d]", TEP_PRINT_COMM, TEP_PRINT_PID,
+	tep = s ? tracemap_stream_tep(s) : NULL;
+	if (!tep)
+		return s ? raise_errno(errno, "formats") : NULL;
+	ev_view(e, &ev);
+	tracemap_event_to_record(&ev, &rec);
+	fmt = ev_format(e, s);
+	tracemap_event_comm(s, &ev);	/* learns the task's name */
+	trace_seq_init(&seq);
+	tep_print_event(tep, &seq, &rec, "%16s-%-5d [%03d]", TEP_PRINT_COMM, TEP_PRINT_PID,
 			TEP_PRINT_CPU);
-	tep_print_event(formats, &s, &rec, e->stream->tfmt, TEP_PRINT_TIME);
+	tep_print_event(tep, &seq, &rec, e->stream->tfmt, TEP_PRINT_TIME);
 	name = fmt ? fmt->name : "(NULL)";
-	trace_seq_printf(&s, " %s: ", name);
+	trace_seq_printf(&seq, " %s: ", name);
 	len = strlen(name);
 	if (len < 20)
-		trace_seq_printf(&s, "%.*s", 20 - len, spaces);
-	tep_print_event(formats, &s, &rec, "%s", TEP_PRINT_INFO);
-	if (s.len && s.buffer[s.len - 1] == '\n')
-		s.len--;
-	ret = PyUnicode_DecodeUTF8(s.buffer, s.len, "backslashreplace");
-	trace_seq_destroy(&s);
+		trace_seq_printf(&seq, "%.*s", 20 - len, spaces);
+	tep_print_event(tep, &seq, &rec, "%s", TEP_PRINT_INFO);
+	if (seq.len && seq.buffer[seq.len - 1] == '\n')
+		seq.len--;
+	ret = PyUnicode_DecodeUTF8(seq.buffer, seq.len, "backslashreplace");
+	trace_seq_destroy(&seq);
 	return ret;
 }
 
 static PyObject *event_repr(EventObject *e)
 {
-	struct tep_event *fmt = ev_format(e);
+	struct tep_event *fmt = e->stream->s ? ev_format(e, e->stream->s) : NULL;
 
 	return PyUnicode_FromFormat("<tracemap.Event %s:%s cpu=%d ts=%llu pid=%d>",
 				    fmt ? fmt->system : "?", fmt ? fmt->name : "?", e->cpu,
@@ -542,7 +504,7 @@ static PyObject *event_dir(EventObject *e, PyObject *unused)
 
 	if (!names)
 		return NULL;
-	fmt = ev_format(e);
+	fmt = e->stream->s ? ev_format(e, e->stream->s) : NULL;
 	for (f = fmt ? fmt->format.fields : NULL; f; f = f->next) {
 		n = PyUnicode_FromString(f->name);
 		if (!n || PyList_Append(names, n)) {
@@ -568,8 +530,8 @@ static PyGetSetDef event_getset[] = {
 	{ "cpu", (getter)ev_get_cpu, NULL, "CPU whose buffer held the event.", NULL },
 	{ "pid", (getter)ev_get_pid, NULL, "The task that wrote the event (common_pid).", NULL },
 	{ "comm", (getter)ev_get_comm, NULL, "Command name of pid ('<...>' when unknown).", NULL },
-	{ "system", (getter)ev_get_system, NULL, "Event system, e.g. 'sched'.", NULL },
-	{ "name", (getter)ev_get_name, NULL, "Event name, e.g. 'sched_switch'.", NULL },
+	{ "system", (getter)ev_get_ident, NULL, "Event system, e.g. 'sched'.", NULL },
+	{ "name", (getter)ev_get_ident, NULL, "Event name, e.g. 'sched_switch'.", "name" },
 	{ "id", (getter)ev_get_id, NULL, "Event type id (common_type).", NULL },
 	{ "raw", (getter)ev_get_raw, NULL, "The payload as bytes, struct trace_entry first, for "
 	  "custom decoders.", NULL },
@@ -604,41 +566,6 @@ static PyTypeObject EventType = {
 
 /* -------------------------------------------------------------- Stream */
 
-static bool is_self(const StreamObject *st, int pid)
-{
-	int i;
-
-	for (i = 0; i < st->nr_self; i++)
-		if (st->self[i] == pid)
-			return true;
-	return false;
-}
-
-/* Our own threads, whose events the stream leaves out unless self_filter=False. */
-static int collect_self(StreamObject *st)
-{
-	struct dirent *d;
-	pid_t *n;
-	DIR *dir;
-
-	dir = opendir("/proc/self/task");
-	if (!dir)
-		return -1;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] < '0' || d->d_name[0] > '9')
-			continue;
-		n = realloc(st->self, (st->nr_self + 1) * sizeof(*n));
-		if (!n) {
-			closedir(dir);
-			return -1;
-		}
-		st->self = n;
-		st->self[st->nr_self++] = atoi(d->d_name);
-	}
-	closedir(dir);
-	return 0;
-}
-
 /* Take the GIL back inside a library call that runs without it. */
 static void hold_gil(StreamObject *st)
 {
@@ -653,13 +580,7 @@ static int on_event(void *ctx, const struct tracemap_event *ev)
 {
 	StreamObject *st = ctx;
 	PyObject *e, *r;
-	int pid = 0;
 
-	if (st->nr_self && ev->size >= 8) {
-		memcpy(&pid, (const unsigned char *)ev->data + 4, 4);
-		if (is_self(st, pid))
-			return 0;
-	}
 	hold_gil(st);
 	e = event_new(st, ev);
 	if (!e)
@@ -721,7 +642,7 @@ static void stream_teardown(StreamObject *st)
 
 	if (st->owner != getpid())
 		return;
-	py_events_restore(&st->events);
+	/* the library puts the events, filters and pids back first */
 	tracemap_stream_close(st->s);
 	st->s = NULL;
 	if (st->private_instance) {
@@ -757,9 +678,7 @@ static void stream_dealloc(StreamObject *st)
 	PyObject_GC_UnTrack(st);
 	stream_teardown(st);
 	stream_clear(st);
-	py_events_free(&st->events);
 	free(st->instance);
-	free(st->self);
 	Py_TYPE(st)->tp_free((PyObject *)st);
 }
 
@@ -922,28 +841,121 @@ static int parse_mode(PyObject *mode, enum tracemap_mode *m)
 	return 0;
 }
 
+/*
+ * events=[spec, ...] and filters=str | {spec: filter} as the library's event
+ * selection. The names are borrowed from @specs, which the caller keeps
+ * until the stream is open.
+ */
+static struct tracemap_event_spec *event_specs(PyObject *specs, PyObject *filters, int *nr)
+{
+	struct tracemap_event_spec *sp;
+	Py_ssize_t n, i, pos = 0;
+	PyObject *key, *val, *f;
+
+	n = PyTuple_GET_SIZE(specs);
+	if (filters != Py_None && !PyUnicode_Check(filters) && !PyDict_Check(filters)) {
+		PyErr_SetString(PyExc_TypeError, "filters: give one filter string for every "
+				"event, or a dict {event spec: filter}");
+		return NULL;
+	}
+	if (filters != Py_None && !n) {
+		PyErr_SetString(PyExc_ValueError, "filters without events: name the events to "
+				"filter");
+		return NULL;
+	}
+	/* every key of a filter dict names one of the events */
+	while (PyDict_Check(filters) && PyDict_Next(filters, &pos, &key, &val)) {
+		if (!PySequence_Contains(specs, key)) {
+			PyErr_Format(PyExc_ValueError, "filters: %R is not one of the events %R",
+				     key, specs);
+			return NULL;
+		}
+	}
+	sp = PyMem_Calloc(n ? n : 1, sizeof(*sp));
+	if (!sp) {
+		PyErr_NoMemory();
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		key = PyTuple_GET_ITEM(specs, i);
+		if (!PyUnicode_Check(key)) {
+			PyErr_Format(PyExc_TypeError, "events: give str specs such as "
+				     "'sched:sched_switch', not %.100s", Py_TYPE(key)->tp_name);
+			goto fail;
+		}
+		sp[i].name = PyUnicode_AsUTF8(key);
+		f = PyDict_Check(filters) ? PyDict_GetItemWithError(filters, key) :
+		    filters != Py_None ? filters : NULL;
+		if (f && !PyUnicode_Check(f)) {
+			PyErr_SetString(PyExc_TypeError, "filters: a filter is a str");
+			goto fail;
+		}
+		sp[i].filter = f ? PyUnicode_AsUTF8(f) : NULL;
+		if (!sp[i].name || PyErr_Occurred())
+			goto fail;
+	}
+	*nr = (int)n;
+	return sp;
+fail:
+	PyMem_Free(sp);
+	return NULL;
+}
+
+static int *pid_list(PyObject *pids, int *nr)
+{
+	Py_ssize_t n, i;
+	PyObject *t;
+	int *p;
+
+	t = PySequence_Tuple(pids);
+	if (!t)
+		return NULL;
+	n = PyTuple_GET_SIZE(t);
+	p = PyMem_Calloc(n ? n : 1, sizeof(*p));
+	for (i = 0; p && i < n; i++) {
+		long v = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
+
+		if ((v == -1 && PyErr_Occurred()) || v <= 0 || v > INT_MAX) {
+			if (!PyErr_Occurred())
+				PyErr_Format(PyExc_ValueError, "pids: %ld is not a pid", v);
+			PyMem_Free(p);
+			p = NULL;
+			break;
+		}
+		p[i] = (int)v;
+	}
+	Py_DECREF(t);
+	if (!p && !PyErr_Occurred())
+		PyErr_NoMemory();
+	*nr = (int)n;
+	return p;
+}
+
 static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "instance", "events", "filters", "cpus", "mode", "ordered",
-				  "callback", "lost", "timeout_ms", "watermark", "latency_ms",
-				  "buffer_kb", "self_filter", "tracefs", NULL };
+				  "callback", "lost", "timeout_ms", "pids", "follow_forks",
+				  "self_filter", "low_latency", "watermark", "latency_ms",
+				  "buffer_kb", "tracefs", NULL };
 	struct tracemap_stream_opts so = { .sz = sizeof(so) };
 	PyObject *events = Py_None, *filters = Py_None, *cpus = Py_None, *mode = NULL;
-	PyObject *callback = Py_None, *lost = Py_None;
+	PyObject *callback = Py_None, *lost = Py_None, *pids = Py_None, *specs = NULL;
+	int ordered = 1, self_filter = 1, low_latency = 0, follow_forks = 0;
+	int watermark = 0, latency_ms = 100, buffer_kb = 0, timeout_ms = -1;
 	const char *instance = NULL, *tracefs = NULL;
-	int ordered = 1, self_filter = 1, watermark = 0, latency_ms = 100, buffer_kb = 0;
-	int timeout_ms = -1;
+	struct tracemap_event_spec *sp = NULL;
+	int *pidv = NULL, ret = -1;
 	char mask[300];
-	char *dir;
 
 	if (st->s || st->owner) {
 		PyErr_SetString(PyExc_RuntimeError, "Stream.__init__ called twice");
 		return -1;
 	}
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zOOOUpOOiiiipz:Stream", kwlist, &instance,
-					 &events, &filters, &cpus, &mode, &ordered, &callback,
-					 &lost, &timeout_ms, &watermark, &latency_ms, &buffer_kb,
-					 &self_filter, &tracefs))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zOOOUpOOiOpppiiiz:Stream", kwlist,
+					 &instance, &events, &filters, &cpus, &mode, &ordered,
+					 &callback, &lost, &timeout_ms, &pids, &follow_forks,
+					 &self_filter, &low_latency, &watermark, &latency_ms,
+					 &buffer_kb, &tracefs))
 		return -1;
 	st->mode = TRACEMAP_MODE_CONSUME;
 	if (mode && parse_mode(mode, &st->mode))
@@ -954,8 +966,8 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 		return -1;
 	}
 	if (watermark < -1 || watermark > 100) {
-		PyErr_SetString(PyExc_ValueError, "watermark: give a buffer_percent from 0 to 100, "
-				"or -1 to leave it as it is");
+		PyErr_SetString(PyExc_ValueError, "watermark: give a buffer_percent from 1 to 100, "
+				"0 for the library's default, or -1 to leave it as it is");
 		return -1;
 	}
 	if (instance && (!*instance || strchr(instance, '/') || !strcmp(instance, "..") ||
@@ -969,8 +981,24 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 				"instance (instance=None) only");
 		return -1;
 	}
+	if (PyUnicode_Check(events)) {
+		PyErr_SetString(PyExc_TypeError, "events: give a list of event specs, e.g. "
+				"['sched:sched_switch']");
+		return -1;
+	}
 	if (cpus != Py_None && cpus_to_mask(cpus, mask, sizeof(mask)))
 		return -1;
+	specs = events == Py_None ? PyTuple_New(0) : PySequence_Tuple(events);
+	if (!specs)
+		return -1;
+	sp = event_specs(specs, filters, &so.nr_events);
+	if (!sp)
+		goto out;
+	if (pids != Py_None) {
+		pidv = pid_list(pids, &so.nr_pids);
+		if (!pidv)
+			goto out;
+	}
 	st->timeout_ms = timeout_ms;
 	if (callback != Py_None)
 		st->callback = Py_NewRef(callback);
@@ -978,48 +1006,33 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 		st->lost_cb = Py_NewRef(lost);
 	st->owner = getpid();
 
-	/* the mount, the formats and the event list: nothing changed yet */
-	if (tracefs) {
-		snprintf(st->tfs, sizeof(st->tfs), "%s", tracefs);
-	} else {
-		dir = (char *)tracefs_tracing_dir();
-		if (!dir) {
-			snprintf(last_error, sizeof(last_error), "tracefs is not mounted at "
-				 "/sys/kernel/tracing: run 'mount -t tracefs nodev "
-				 "/sys/kernel/tracing'");
-			raise_errno(ENOENT, "tracefs");
-			return -1;
-		}
-		snprintf(st->tfs, sizeof(st->tfs), "%s", dir);
+	last_error[0] = '\0';
+	if (tracemap_tracefs_dir(tracefs, st->tfs, sizeof(st->tfs)) < 0) {
+		raise_errno(errno, "tracefs");
+		goto out;
 	}
-	if (!load_formats(st->tfs))
-		return -1;
-	if (py_events_resolve(&st->events, st->tfs, events, filters))
-		return -1;
-	if (self_filter && collect_self(st)) {
-		PyErr_SetFromErrno(PyExc_OSError);
-		return -1;
-	}
-
 	if (instance) {
 		st->instance = strdup(instance);
 		if (!st->instance) {
 			PyErr_NoMemory();
-			return -1;
+			goto out;
 		}
 		snprintf(st->idir, sizeof(st->idir), "%s/instances/%s", st->tfs, instance);
 	} else if (make_private_instance(st)) {
-		return -1;
+		goto out;
 	}
 	exit_on_term();
 	st->next_open = open_streams;
 	open_streams = st;
 	if (buffer_kb && set_buffer_kb(st, buffer_kb))
-		goto fail;
+		goto out;
 	st->tfmt = time_format(st->idir);
 
 	so.mode = st->mode;
-	so.flags = ordered ? 0 : TRACEMAP_STREAM_UNORDERED;
+	so.flags = (ordered ? 0 : TRACEMAP_STREAM_UNORDERED) |
+		   (self_filter ? TRACEMAP_STREAM_NO_SELF : 0) |
+		   (low_latency ? TRACEMAP_STREAM_LOW_LATENCY : 0) |
+		   (follow_forks ? TRACEMAP_STREAM_PID_FORKS : 0);
 	so.cpumask = cpus != Py_None ? mask : NULL;
 	so.watermark = watermark;
 	so.latency_ms = latency_ms;
@@ -1027,18 +1040,29 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 	so.on_lost = on_lost;
 	so.ctx = st;
 	so.tracefs_dir = st->tfs;
+	so.events = sp;
+	so.pids = pidv;
 	last_error[0] = '\0';
+	Py_BEGIN_ALLOW_THREADS
 	st->s = tracemap_stream_open(st->instance, &so);
+	Py_END_ALLOW_THREADS
 	if (!st->s) {
 		raise_errno(errno, "cannot open the stream");
-		goto fail;
+		goto out;
 	}
-	if (py_events_enable(&st->events, st->idir))
-		goto fail;
-	return 0;
-fail:
-	stream_teardown(st);
-	return -1;
+	/* the formats now (a few hundred ms), not inside the first callback */
+	if (!tracemap_stream_tep(st->s)) {
+		raise_errno(errno, "cannot load the event formats");
+		goto out;
+	}
+	ret = 0;
+out:
+	if (ret)
+		stream_teardown(st);
+	PyMem_Free(sp);
+	PyMem_Free(pidv);
+	Py_XDECREF(specs);
+	return ret;
 }
 
 static int check_usable(StreamObject *st)
@@ -1154,7 +1178,7 @@ static PyObject *next_item(StreamObject *st, int timeout_ms)
 	struct tracemap_event ev;
 	uint64_t deadline;
 	PyObject *e, *l;
-	int ret, pid;
+	int ret;
 
 	if (st->pending) {
 		e = st->pending;
@@ -1181,13 +1205,6 @@ static PyObject *next_item(StreamObject *st, int timeout_ms)
 			if (PyErr_CheckSignals())
 				break;
 			continue;
-		}
-		if (ret <= 0)
-			break;
-		if (st->nr_self && ev.size >= 8) {
-			memcpy(&pid, (const unsigned char *)ev.data + 4, 4);
-			if (is_self(st, pid))
-				continue;
 		}
 		break;
 	}
@@ -1345,7 +1362,16 @@ static PyObject *st_get_cpus(StreamObject *st, void *c)
 
 static PyObject *st_get_events(StreamObject *st, void *c)
 {
-	return py_events_list(&st->events);
+	const char *const *names = st->s ? tracemap_stream_events(st->s) : NULL;
+	PyObject *l = PyList_New(0), *n;
+
+	for (; l && names && *names; names++) {
+		n = PyUnicode_FromString(*names);
+		if (!n || PyList_Append(l, n))
+			Py_CLEAR(l);
+		Py_XDECREF(n);
+	}
+	return l;
 }
 
 static PyMethodDef stream_methods[] = {
@@ -1407,8 +1433,9 @@ static PyTypeObject StreamType = {
 	.tp_name = "tracemap.Stream",
 	.tp_doc =
 	"Stream(instance=None, events=None, filters=None, cpus=None, mode='consume',\n"
-	"       ordered=True, callback=None, lost=None, timeout_ms=-1, watermark=0,\n"
-	"       latency_ms=100, buffer_kb=0, self_filter=True, tracefs=None)\n\n"
+	"       ordered=True, callback=None, lost=None, timeout_ms=-1, pids=None,\n"
+	"       follow_forks=False, self_filter=True, low_latency=False, watermark=0,\n"
+	"       latency_ms=100, buffer_kb=0, tracefs=None)\n\n"
 	"Live events of one ftrace instance, read through the kernel's mapping\n"
 	"of the per-CPU ring buffers.\n\n"
 	"instance    name of an instance in instances/; None: a private one,\n"
@@ -1425,10 +1452,16 @@ static PyTypeObject StreamType = {
 	"callback    fn(event) for poll()/consume(); lost: fn(cpu, count)\n"
 	"timeout_ms  how long iteration waits for the next event (-1: forever);\n"
 	"            the iteration ends when it passes\n"
+	"pids        only these tasks (set_event_pid), as trace-cmd's -P;\n"
+	"            follow_forks: their children too\n"
+	"self_filter leave out the events of this process's threads and the\n"
+	"            sched events that name them\n"
+	"low_latency wake for every event (sub-millisecond, more CPU)\n"
 	"watermark   buffer_percent while the stream is open (consume mode);\n"
-	"            -1 leaves it; latency_ms bounds the delay below it\n"
+	"            0: the library's default, -1 leaves it; latency_ms bounds\n"
+	"            the delay below it\n"
 	"buffer_kb   per-CPU buffer size of the private instance\n"
-	"self_filter leave out the events of this process's threads\n\n"
+	"tracefs     the tracefs mount (None: found)\n\n"
 	"A context manager; close() restores everything it changed. Errors are\n"
 	"OSError subclasses with the library's message: FileNotFoundError for\n"
 	"an unknown instance or event, PermissionError without root.",

@@ -11,6 +11,7 @@ memory while it runs: a task gone by then shows the address.
 """
 import argparse
 import sys
+import time
 
 import tracemap
 
@@ -61,13 +62,15 @@ def main():
                 while True:
                     stream.poll(-1)
             else:
-                import time
                 end = time.monotonic() + args.duration
                 while time.monotonic() < end:
                     stream.poll(int((end - time.monotonic()) * 1000) + 1)
         except KeyboardInterrupt:
             pass
-        stream.consume()
+        # what is already in the buffers, for at most a second
+        end = time.monotonic() + 1
+        while stream.consume() and time.monotonic() < end:
+            pass
     return 0
 
 

@@ -70,7 +70,10 @@ def main():
                     report()
                     next_report += args.interval
         except KeyboardInterrupt:
-            stream.consume()
+            # what is already in the buffers, for at most a second
+            end = time.monotonic() + 1
+            while stream.consume() and time.monotonic() < end:
+                pass
         report()
     return 0
 

@@ -198,9 +198,13 @@ def test_event_kept_after_callback():
         snapshot = [(ev.buf, ev.raw) for ev in kept]
         write_markers(s.instance_dir, 300, 300)
         assert poll_until(s, lambda: len(kept) >= 600)
-    # the first events still read as they did inside the callback
-    assert [(ev.buf, ev.raw) for ev in kept[:300]] == snapshot
-    assert [marker_seq(ev) for ev in kept] == list(range(600))
+        # the first events still read as they did inside the callback
+        assert [(ev.buf, ev.raw) for ev in kept[:300]] == snapshot
+        assert [marker_seq(ev) for ev in kept] == list(range(600))
+    # closed: the payload stays, names and fields need the stream
+    assert kept[0].raw == snapshot[0][1] and kept[0].cpu in s.cpus + [kept[0].cpu]
+    with pytest.raises(ValueError, match="stream is closed"):
+        kept[0].buf
 
 
 def test_callback_exception_propagates():
@@ -290,7 +294,8 @@ def test_sched_fields_equal_trace_cmd_report(instance, tmp_path):
             ev = s.read(300)
             if ev is None:
                 break
-            ours.append(ev)
+            # names and fields are read while the stream is open
+            ours.append((ev.cpu, ev.ts, ev.name, ev.pid, ev.as_dict()))
     assert len(ours) > 10
     # trace-cmd extract reads the top level: bind the instance over it in a mount namespace
     dat = str(tmp_path / "sched.dat")
@@ -310,14 +315,14 @@ def test_sched_fields_equal_trace_cmd_report(instance, tmp_path):
             fields = dict(kv.split("=", 1) for kv in m.group(5).split())
             theirs[(int(m.group(1)), ts, m.group(4))] = fields
     assert len(theirs) == len(ours)
-    for ev in ours:
-        want = theirs[(ev.cpu, ev.ts, ev.name)]
-        got = {k: v for k, v in ev.as_dict().items() if not k.startswith("common_")}
+    for cpu, ts, name, pid, fields in ours:
+        want = theirs[(cpu, ts, name)]
+        got = {k: v for k, v in fields.items() if not k.startswith("common_")}
         assert sorted(got) == sorted(want)
         for k, v in got.items():
             assert str(v) == want[k] or (isinstance(v, int) and report_int(want[k]) == v), \
-                "%s.%s: %r, trace-cmd report %r" % (ev.name, k, v, want[k])
-        assert ev.pid == ev.common_pid
+                "%s.%s: %r, trace-cmd report %r" % (name, k, v, want[k])
+        assert pid == fields["common_pid"]
 
 
 def test_strings_and_arrays():
@@ -333,29 +338,30 @@ def test_strings_and_arrays():
         deadline = time.monotonic() + 20
         while not (execs and writes) and time.monotonic() < deadline:
             ev = s.read(300)
-            if ev is None or ev.pid != pid:
+            # a busy machine may overflow the buffer: LostEvents between them
+            if not isinstance(ev, tracemap.Event) or ev.pid != pid:
                 continue
             if ev.name == "sched_process_exec" and ev.filename == "/usr/bin/head":
                 execs.append(ev)
             elif ev.name == "sys_enter" and ev.args[0] == 1 and execs:
                 writes.append(ev)
-    assert execs and writes, (execs, writes)
-    ev = execs[0]
-    assert ev.filename == "/usr/bin/head" and ev["filename"] == ev.filename
-    assert ev.comm == "head" and ev.old_pid == pid
-    assert re.search(r"sched_process_exec: +filename=/usr/bin/head pid=%d old_pid=%d" %
-                     (pid, pid), str(ev))
-    args = writes[0].args
-    assert isinstance(args, list) and len(args) == 6 and all(isinstance(a, int) for a in args)
-    assert args[0] == 1 and 0 < args[2] <= 12345
-    assert writes[0]["id"] == 1 and writes[0].id == writes[0].common_type
-    raw = ev.raw
-    assert isinstance(raw, bytes) and raw[4:8] == pid.to_bytes(4, sys.byteorder, signed=True)
-    assert b"/usr/bin/head" in raw
-    with pytest.raises(AttributeError, match="no field 'nope'"):
-        ev.nope
-    with pytest.raises(KeyError):
-        ev["nope"]
+        assert execs and writes, (execs, writes)
+        ev = execs[0]
+        assert ev.filename == "/usr/bin/head" and ev["filename"] == ev.filename
+        assert ev.comm == "head" and ev.old_pid == pid
+        assert re.search(r"sched_process_exec: +filename=/usr/bin/head pid=%d old_pid=%d" %
+                         (pid, pid), str(ev))
+        args = writes[0].args
+        assert isinstance(args, list) and len(args) == 6 and all(isinstance(a, int) for a in args)
+        assert args[0] == 1 and 0 < args[2] <= 12345
+        assert writes[0]["id"] == 1 and writes[0].id == writes[0].common_type
+        raw = ev.raw
+        assert isinstance(raw, bytes) and raw[4:8] == pid.to_bytes(4, sys.byteorder, signed=True)
+        assert b"/usr/bin/head" in raw
+        with pytest.raises(AttributeError, match="no field 'nope'"):
+            ev.nope
+        with pytest.raises(KeyError):
+            ev["nope"]
     with tracemap.Stream(callback=lambda e: None) as s:
         d = s.instance_dir
         pid = os.fork()
@@ -365,16 +371,15 @@ def test_strings_and_arrays():
             os._exit(0)
         os.waitpid(pid, 0)
         ev = s.read(2000)
-    assert ev.name == "raw_data" and ev["id"] == 4242 and ev.buf == "raw"
+        assert ev.name == "raw_data" and ev["id"] == 4242 and ev.buf == "raw"
 
 
 # --------------------------------------------------------------- errors
 
 def test_errors_leave_nothing_behind():
-    before = instances()
     with pytest.raises(FileNotFoundError, match="no instance 'tmtest-py-none-"):
         tracemap.Stream("tmtest-py-none-%d" % os.getpid())
-    with pytest.raises(FileNotFoundError, match="no such event 'sched:no_such_event'"):
+    with pytest.raises(FileNotFoundError, match="'sched:no_such_event': no such event"):
         tracemap.Stream(events=["sched:no_such_event"])
     with pytest.raises(FileNotFoundError, match="ftrace events cannot be enabled"):
         tracemap.Stream(events=["ftrace:print"])
@@ -383,12 +388,13 @@ def test_errors_leave_nothing_behind():
     assert e.value.errno == errno.ENXIO and "CPU 1000" in str(e.value)
     with pytest.raises(OSError) as e:
         tracemap.Stream(events=["sched:sched_switch"], filters="prev_pid >< 3")
-    assert e.value.errno == errno.EINVAL and "parse_error" in str(e.value)
+    assert e.value.errno == errno.EINVAL and "'prev_pid >< 3'" in str(e.value)
+    assert "is not valid" in str(e.value)
     with pytest.raises(ValueError, match="mode 'fast'"):
         tracemap.Stream(mode="fast")
     with pytest.raises(ValueError, match="invalid instance name"):
         tracemap.Stream("../x")
-    assert instances() == before
+    assert not own_private_instances()
     s = tracemap.Stream()
     s.close()
     s.close()
@@ -404,10 +410,13 @@ def test_events_restored(instance):
     d = idir(instance)
     write_file(os.path.join(d, "events/sched/sched_waking/enable"), "1")
     write_file(os.path.join(d, "events/sched/sched_switch/filter"), "prev_pid != 1")
-    with tracemap.Stream(instance, events=["sched"], filters={"sched_switch": "prev_pid != 0"}):
+    with tracemap.Stream(instance, events=["sched:sched_switch", "sched:sched_waking"],
+                         filters={"sched:sched_switch": "prev_pid != 0"}) as s:
+        assert s.events == ["sched:sched_switch", "sched:sched_waking"]
         assert open(os.path.join(d, "events/sched/sched_switch/enable")).read() == "1\n"
-        assert open(os.path.join(d, "events/sched/sched_switch/filter")).read() == \
-            "prev_pid != 0\n"
+        # the stream adds the terms that leave out its own events
+        assert open(os.path.join(d, "events/sched/sched_switch/filter")).read().startswith(
+            "(prev_pid != 0)")
     assert open(os.path.join(d, "events/sched/sched_switch/enable")).read() == "0\n"
     assert open(os.path.join(d, "events/sched/sched_waking/enable")).read() == "1\n"
     assert open(os.path.join(d, "events/sched/sched_switch/filter")).read() == "prev_pid != 1\n"
@@ -475,12 +484,14 @@ def test_example_opensnoop(tmp_path):
     path = str(tmp_path / "opensnoop-sees-this")
 
     def work():
-        # alive for a moment after the open: a kernel that records only the
-        # name's address lets the example read it from the process
-        subprocess.run([sys.executable, "-c", "import time\nopen(%r, 'w').close()\n"
-                        "time.sleep(0.5)" % path], check=True)
+        # alive for a moment after the open, the name in memory that stays: a
+        # kernel that records only the name's address (before 6.19) lets the
+        # example read it from the process
+        subprocess.run([sys.executable, "-c", "import os, time\np = %r\n"
+                        "os.close(os.open(p, os.O_WRONLY | os.O_CREAT))\n"
+                        "time.sleep(0.5)" % path.encode()], check=True)
 
-    out = run_example("opensnoop.py", [], 0.5, work)
+    out = run_example("opensnoop.py", ["-n", "python"], 0.5, work)
     assert out.startswith("PID")
     assert re.search(r"^\d+\s+python[\d.]*\s+\d+ %s$" % re.escape(path), out, re.M), out
 
