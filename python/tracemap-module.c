@@ -11,9 +11,10 @@
  *
  * Event objects own a copy of their payload: the library's payload is
  * borrowed only until its next call, and an object a callback keeps must
- * stay valid. The copy is part of the per-event allocation (measured in
- * bench/py-bench.py: the allocation dominates, the copy of a typical
- * 30-100 byte payload is a few ns).
+ * stay valid. The copy is part of the one allocation of the object; measured
+ * (snapshot of 300,000 24-byte trace_marker_raw events, a callback that does
+ * nothing): 64-69 ns per event with the copy, 69-76 without it, inside the
+ * noise, so it is always taken. Reading a number field costs about 60 ns.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -324,7 +325,9 @@ static PyObject *field_value(const EventObject *e, struct tracemap_stream *s,
 /* The field @name, or NULL with KeyError/AttributeError (@exc) set. */
 static PyObject *event_field(EventObject *e, PyObject *name, PyObject *exc)
 {
+	struct tracemap_event ev;
 	struct tracemap_stream *s;
+	long long v;
 	struct tep_format_field *f;
 	struct tep_event *fmt;
 	const char *n;
@@ -337,12 +340,19 @@ static PyObject *event_field(EventObject *e, PyObject *name, PyObject *exc)
 	s = n ? ev_decoder(e) : NULL;
 	if (!s)
 		return NULL;
+	/* numbers, the common case, in one call; the format only for the rest */
+	ev_view(e, &ev);
+	if (!tracemap_event_field_num(s, &ev, n, &v) && v >= 0)
+		return PyLong_FromLongLong(v);
 	fmt = ev_format(e, s);
 	f = fmt ? tep_find_any_field(fmt, n) : NULL;
 	if (!f) {
-		PyErr_Format(exc, "%s%s%s has no field '%s' (its fields: ev.as_dict())",
-			     fmt ? fmt->system : "event", fmt ? ":" : "",
-			     fmt ? fmt->name : "of unknown type", n);
+		if (fmt)
+			PyErr_Format(exc, "%s:%s has no field '%s' (its fields: ev.as_dict())",
+				     fmt->system, fmt->name, n);
+		else
+			PyErr_Format(exc, "event type %d is not in the event formats: no field '%s'",
+				     ev_type(e), n);
 		return NULL;
 	}
 	return field_value(e, s, f);
