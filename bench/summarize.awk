@@ -193,6 +193,10 @@ BEGIN {
 	label["tcm-record"] = "`trace-cmd-mmap record`"
 	label["tc-record"] = "`trace-cmd record -d --no-filter`"
 	label["tcm-stream"] = "`trace-cmd-mmap stream`"
+	n10 = split("py-tm py-pipe-re py-tc-stream", order10, " ")
+	label["py-tm"] = "Python `tracemap.Stream` callback, two fields"
+	label["py-pipe-re"] = "Python: `trace_pipe` text + `re`"
+	label["py-tc-stream"] = "Python: `trace-cmd stream` piped into a parser"
 	nrates = 0
 }
 
@@ -403,6 +407,42 @@ END {
 			s = s rname(rates[i]) ": " stopcell("tcm-stream", rates[i]) " "
 		}
 		printf "| `trace-cmd-mmap stream` stops within 1 s | %s | %s |\n", s, verdict(ok)
+	}
+	if ("py-tm" in seen) {
+		print ""
+		print "## Issue 10: Python consumers"
+		print ""
+		print "CPU of the interpreter and its children (trace-cmd) from ready to exit, per delivered"
+		print "marker. Events/s at equal CPU is the inverse of CPU ns/event."
+		print ""
+		print "| consumer | offered | achieved/s | delivered | lost | reported / overrun | CPU ns/event | stop | latency p50 / p99 | other |"
+		print "|---|---|---|---|---|---|---|---|---|---|"
+		for (o = 1; o <= n10; o++) {
+			n = order10[o]
+			if (n in unavail) {
+				printf "| %s | – | – | – | – | – | – | – | not measured: %s | – |\n", label[n], unavail[n]
+				continue
+			}
+			for (i = 1; i <= nrates; i++)
+				if (nreps(n, rates[i]))
+					row(n, rates[i])
+		}
+		print ""
+		print "| target | measured | verdict |"
+		print "|---|---|---|"
+		m = nreps("py-tm", 500000) ? maxv("py-tm" SUBSEP 500000 SUBSEP "missing") : ""
+		printf "| Python callback lossless at 500k ev/s offered | %s | %s |\n",
+		       m == "" ? "not measured" : "lost " num(m), m == "" ? "n/a" : verdict(m + 0 == 0)
+		for (i = 1; i <= nrates; i++) {
+			r = rates[i]
+			a = ratio("py-pipe-re", "py-tm", r, "cpu_per_ev")
+			b = ratio("py-tc-stream", "py-tm", r, "cpu_per_ev")
+			if (a == "" && b == "")
+				continue
+			best = a == "" ? b : b == "" ? a : a < b ? a : b
+			printf "| %s: events/s at equal CPU ≥ 5x the best other way | trace_pipe+re %s, trace-cmd stream %s | %s |\n",
+			       rname(r), fx(a), fx(b), verdict(best >= 5)
+		}
 	}
 	first = 1
 	for (n in errors) {
