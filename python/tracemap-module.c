@@ -1299,7 +1299,7 @@ static PyObject *stream_stats(StreamObject *st, PyObject *unused)
 	static const struct { const char *name; size_t off; } fields[] = {
 		STAT(events), STAT(bytes), STAT(lost), STAT(lost_unknown), STAT(corrupt),
 		STAT(pages), STAT(get_reader), STAT(reads), STAT(wakeups), STAT(kernel_entries),
-		STAT(kernel_overrun), STAT(kernel_read), STAT(late),
+		STAT(kernel_overrun), STAT(kernel_read), STAT(late), STAT(stolen), STAT(own),
 	};
 	struct tracemap_cpu_stats cs;
 	struct tracemap_cpu *c;
@@ -1415,7 +1415,8 @@ static PyMethodDef stream_methods[] = {
 	  "Per-CPU statistics {cpu: {name: value}}: events, bytes, lost (known\n"
 	  "counts), lost_unknown (gaps without a count), corrupt, pages,\n"
 	  "get_reader, reads, wakeups, kernel_entries, kernel_overrun,\n"
-	  "kernel_read, late." },
+	  "kernel_read, late, stolen (taken by another consumer), own (left\n"
+	  "out by self-filtering)." },
 	{ "close", (PyCFunction)stream_close, METH_NOARGS,
 	  "close()\n\n"
 	  "Restore the events and filters, close the readers, restore\n"

@@ -507,6 +507,28 @@ def test_example_wakeup_latency():
     assert re.search(r"^\s+\d+ -> \d+\s+us : +\d+", out, re.M), out
 
 
+def test_man_page_example(tmp_path):
+    """The EXAMPLE of Documentation/tracemap-python.7.txt runs and prints what it says."""
+    page = open(os.path.join(ROOT, "Documentation", "tracemap-python.7.txt")).read()
+    m = re.search(r"\[source,python\]\n--\n(.*?)\n--\n", page, re.S)
+    assert m, "no [source,python] EXAMPLE in the page"
+    prog = tmp_path / "example.py"
+    prog.write_text(m.group(1) + "\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "build", "python"))
+    work = subprocess.Popen(["sh", "-c", "for i in $(seq 40); do sleep 0.01; done"])
+    try:
+        r = subprocess.run([sys.executable, str(prog), "1"], capture_output=True, text=True,
+                           env=env, timeout=30)
+    finally:
+        work.wait()
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert 2 <= len(lines) <= 6 and re.fullmatch(r"lost: \d+", lines[-1]), r.stdout
+    counts = [int(line.split()[0]) for line in lines[:-1]]
+    assert all(re.fullmatch(r" *\d+ \S.*", line) for line in lines[:-1]), r.stdout
+    assert counts == sorted(counts, reverse=True) and counts[0] > 0
+
+
 # ----------------------------------------------------------------- main
 
 def kernel_check():
