@@ -19,6 +19,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -103,6 +104,7 @@ typedef struct {
 struct StreamObject {
 	PyObject_HEAD
 	struct tracemap_stream *s;
+	struct tep_plugin_list *plugins;	/* loaded into the stream's formats for str(ev) */
 	PyObject *callback;
 	PyObject *lost_cb;
 	PyObject *pending;		/* pull: the event that follows a LostEvents */
@@ -652,6 +654,9 @@ static void stream_teardown(StreamObject *st)
 
 	if (st->owner != getpid())
 		return;
+	if (st->plugins)
+		tep_unload_plugins(st->plugins, tracemap_stream_tep(st->s));
+	st->plugins = NULL;
 	/* the library puts the events, filters and pids back first */
 	tracemap_stream_close(st->s);
 	st->s = NULL;
@@ -954,6 +959,7 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 	int watermark = 0, latency_ms = 100, buffer_kb = 0, timeout_ms = -1;
 	const char *instance = NULL, *tracefs = NULL;
 	struct tracemap_event_spec *sp = NULL;
+	struct tep_handle *tep;
 	int *pidv = NULL, ret = -1;
 	char mask[300];
 
@@ -1061,10 +1067,13 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 		goto out;
 	}
 	/* the formats now (a few hundred ms), not inside the first callback */
-	if (!tracemap_stream_tep(st->s)) {
+	tep = tracemap_stream_tep(st->s);
+	if (!tep) {
 		raise_errno(errno, "cannot load the event formats");
 		goto out;
 	}
+	/* the plugins change how some events print (sched_switch, ...), as for trace-cmd */
+	st->plugins = tep_load_plugins(tep);
 	ret = 0;
 out:
 	if (ret)
@@ -1591,6 +1600,12 @@ PyMODINIT_FUNC PyInit_tracemap(void)
 	    PyModule_AddStringConstant(m, "__version__", TRACEMAP_PY_VERSION))
 		goto fail;
 	tracemap_set_print(print_hook, NULL);
+	/*
+	 * libtraceevent's plugins resolve its symbols in the global namespace,
+	 * where Python's RTLD_LOCAL loading of this module did not put them:
+	 * without this, str(ev) of sched_switch would miss its plugin.
+	 */
+	dlopen("libtraceevent.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
 	atexit = PyImport_ImportModule("atexit");
 	fn = atexit ? PyObject_GetAttrString(m, "_close_all") : NULL;
 	r = fn ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;

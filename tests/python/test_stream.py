@@ -295,7 +295,7 @@ def test_sched_fields_equal_trace_cmd_report(instance, tmp_path):
             if ev is None:
                 break
             # names and fields are read while the stream is open
-            ours.append((ev.cpu, ev.ts, ev.name, ev.pid, ev.as_dict()))
+            ours.append((ev.cpu, ev.ts, ev.name, ev.pid, ev.as_dict(), str(ev)))
     assert len(ours) > 10
     # trace-cmd extract reads the top level: bind the instance over it in a mount namespace
     dat = str(tmp_path / "sched.dat")
@@ -315,7 +315,14 @@ def test_sched_fields_equal_trace_cmd_report(instance, tmp_path):
             fields = dict(kv.split("=", 1) for kv in m.group(5).split())
             theirs[(int(m.group(1)), ts, m.group(4))] = fields
     assert len(theirs) == len(ours)
-    for cpu, ts, name, pid, fields in ours:
+    # str(ev): the line of trace-cmd report, compared from the CPU column on (the
+    # comm column comes from saved_cmdlines, which the extracted file lacks)
+    rep = subprocess.run(["trace-cmd", "report", dat], capture_output=True, text=True,
+                         check=True).stdout
+    lines = sorted(l[l.index("["):] for l in rep.splitlines()
+                   if re.search(r"\] +\d+\.\d+: sched_(switch|waking):", l))
+    assert sorted(o[5][o[5].index("["):] for o in ours) == lines
+    for cpu, ts, name, pid, fields, line in ours:
         want = theirs[(cpu, ts, name)]
         got = {k: v for k, v in fields.items() if not k.startswith("common_")}
         assert sorted(got) == sorted(want)
