@@ -536,6 +536,34 @@ def test_man_page_example(tmp_path):
     assert counts == sorted(counts, reverse=True) and counts[0] > 0
 
 
+@pytest.mark.parametrize("prefix,sitedir", [
+    ("/usr", "usr/lib/python3/dist-packages"),
+    ("/usr/local", "usr/local/lib/python%d.%d/dist-packages" % sys.version_info[:2]),
+])
+def test_make_install(tmp_path, prefix, sitedir):
+    """make install puts the module where Debian's python3 finds it under PREFIX."""
+    r = subprocess.run(["make", "-s", "-C", ROOT, "install-python", "PREFIX=" + prefix,
+                        "DESTDIR=" + str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = tmp_path / sitedir
+    mods = [p.name for p in d.iterdir()]
+    assert len(mods) == 1 and mods[0].startswith("tracemap.cpython-"), mods
+    # without DESTDIR, Debian's python3 searches that directory by itself
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-c", "import sys; print('\\n'.join(sys.path))"],
+                       capture_output=True, text=True, env=env, check=True)
+    assert "/" + sitedir in r.stdout.splitlines(), r.stdout
+    # the installed module, not the tree's, works
+    code = ("import sys, tracemap\n"
+            "assert tracemap.__file__.startswith(%r), tracemap.__file__\n"
+            "with tracemap.Stream(events=['sched:sched_switch'], timeout_ms=2000) as s:\n"
+            "    print(next(iter(s)).name)\n" % str(d))
+    env["PYTHONPATH"] = str(d)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       timeout=30, cwd=str(tmp_path))
+    assert r.returncode == 0 and r.stdout == "sched_switch\n", r.stdout + r.stderr
+
+
 # ----------------------------------------------------------------- main
 
 def kernel_check():
