@@ -175,6 +175,20 @@ function row4(name, rate) {
 	       pct(med(name SUBSEP rate SUBSEP "other_pct"))
 }
 
+# the rows of a consumer table: each of order[1..n] at each rate, or why it was not measured
+function rows(order, n,    o, i, name) {
+	for (o = 1; o <= n; o++) {
+		name = order[o]
+		if (name in unavail) {
+			printf "| %s | – | – | – | – | – | – | – | not measured: %s | – |\n", label[name], unavail[name]
+			continue
+		}
+		for (i = 1; i <= nrates; i++)
+			if (nreps(name, rates[i]))
+				row(name, rates[i])
+	}
+}
+
 function verdict(ok) { return ok == "" ? "n/a" : ok ? "met" : "**missed**" }
 
 BEGIN {
@@ -257,16 +271,7 @@ END {
 	print ""
 	print "| consumer | offered | achieved/s | delivered | lost | reported / overrun | CPU ns/event | stop | latency p50 / p99 | other |"
 	print "|---|---|---|---|---|---|---|---|---|---|"
-	for (o = 1; o <= n3; o++) {
-		n = order3[o]
-		if (n in unavail) {
-			printf "| %s | – | – | – | – | – | – | – | not measured: %s | – |\n", label[n], unavail[n]
-			continue
-		}
-		for (i = 1; i <= nrates; i++)
-			if (nreps(n, rates[i]))
-				row(n, rates[i])
-	}
+	rows(order3, n3)
 	print ""
 	print "## Issue 4: trace-cmd with the mapping vs stock trace-cmd"
 	print ""
@@ -417,16 +422,7 @@ END {
 		print ""
 		print "| consumer | offered | achieved/s | delivered | lost | reported / overrun | CPU ns/event | stop | latency p50 / p99 | other |"
 		print "|---|---|---|---|---|---|---|---|---|---|"
-		for (o = 1; o <= n10; o++) {
-			n = order10[o]
-			if (n in unavail) {
-				printf "| %s | – | – | – | – | – | – | – | not measured: %s | – |\n", label[n], unavail[n]
-				continue
-			}
-			for (i = 1; i <= nrates; i++)
-				if (nreps(n, rates[i]))
-					row(n, rates[i])
-		}
+		rows(order10, n10)
 		print ""
 		print "| target | measured | verdict |"
 		print "|---|---|---|"

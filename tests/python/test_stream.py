@@ -233,16 +233,23 @@ def test_follow_does_not_consume(instance):
         assert list(s) == []
 
 
-def test_losses_counted_exactly(instance):
-    """Overflow one CPU's small buffer: received + lost == written, exactly."""
+def overflow_one_cpu(instance, n, **stream_args):
+    """Write n markers on one CPU into a 64 KiB buffer, then read them (it overflows)."""
     d = idir(instance)
     write_file(os.path.join(d, "buffer_size_kb"), "64")
     cpu = min(os.sched_getaffinity(0))
+    s = tracemap.Stream(instance, cpus=[cpu], timeout_ms=300, **stream_args)
+    write_markers(d, 0, n, cpu=cpu)
+    return s, cpu
+
+
+def test_losses_counted_exactly(instance):
+    """Overflow one CPU's small buffer: received + lost == written, exactly."""
     n = 20000
     got = []
     lost = []
-    with tracemap.Stream(instance, cpus=[cpu], timeout_ms=300) as s:
-        write_markers(d, 0, n, cpu=cpu)
+    s, cpu = overflow_one_cpu(instance, n)
+    with s:
         for item in s:
             if isinstance(item, tracemap.LostEvents):
                 assert item.cpu == cpu
@@ -259,15 +266,12 @@ def test_losses_counted_exactly(instance):
 
 
 def test_lost_callback(instance):
-    d = idir(instance)
-    write_file(os.path.join(d, "buffer_size_kb"), "64")
-    cpu = min(os.sched_getaffinity(0))
     n = 20000
     got = []
     lost = []
-    with tracemap.Stream(instance, cpus=cpu, callback=lambda ev: got.append(marker_seq(ev)),
-                         lost=lambda c, count: lost.append((c, count))) as s:
-        write_markers(d, 0, n, cpu=cpu)
+    s, cpu = overflow_one_cpu(instance, n, callback=lambda ev: got.append(marker_seq(ev)),
+                              lost=lambda c, count: lost.append((c, count)))
+    with s:
         while s.poll(300):
             pass
     assert lost and all(c == cpu and count for c, count in lost)
