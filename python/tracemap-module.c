@@ -87,9 +87,21 @@ static uint64_t now_ns(void)
 
 typedef struct StreamObject StreamObject;
 
+/*
+ * What events need of their stream to decode themselves. Events hold this,
+ * not the Stream: a Stream refers to its callbacks, a callback often to the
+ * events it keeps, and events (not tracked by the cycle collector, which
+ * would cost every event) must not close that cycle.
+ */
+typedef struct {
+	PyObject_HEAD
+	struct tracemap_stream *s;	/* the Stream's while it is open, else NULL */
+	const char *tfmt;		/* time column of str(ev) */
+} DecoderObject;
+
 typedef struct {
 	PyObject_VAR_HEAD		/* ob_size: payload bytes */
-	StreamObject *stream;		/* strong: its library stream decodes the event */
+	DecoderObject *dec;		/* strong */
 	unsigned long long ts;
 	int cpu;
 	unsigned char data[];		/* the payload, struct trace_entry first */
@@ -113,7 +125,7 @@ struct StreamObject {
 	char *instance;			/* NULL: the top-level buffer */
 	char tfs[PATH_MAX];
 	char idir[PATH_MAX];
-	const char *tfmt;		/* time column of str(ev) */
+	DecoderObject *dec;		/* shared with the events */
 	pid_t owner;			/* the process that opened it (not a fork child) */
 	int timeout_ms;			/* iteration */
 	long delivered;			/* events given to Python in this call */
@@ -123,7 +135,7 @@ struct StreamObject {
 	bool busy;
 };
 
-static PyTypeObject EventType, LostType, StreamType;
+static PyTypeObject EventType, LostType, StreamType, DecoderType;
 static void exit_on_term(void);
 static StreamObject *open_streams;
 
@@ -186,6 +198,17 @@ static PyTypeObject LostType = {
 	.tp_getset = lost_getset,
 };
 
+/* ------------------------------------------------------------- Decoder */
+
+static PyTypeObject DecoderType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "tracemap._Decoder",
+	.tp_doc = "The part of a Stream its events decode themselves with (internal).",
+	.tp_basicsize = sizeof(DecoderObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_dealloc = (destructor)PyObject_Free,
+};
+
 /* --------------------------------------------------------------- Event */
 
 static PyObject *event_new(StreamObject *st, const struct tracemap_event *ev)
@@ -194,7 +217,7 @@ static PyObject *event_new(StreamObject *st, const struct tracemap_event *ev)
 
 	if (!e)
 		return NULL;
-	e->stream = (StreamObject *)Py_NewRef(st);
+	e->dec = (DecoderObject *)Py_NewRef(st->dec);
 	e->ts = ev->ts;
 	e->cpu = ev->cpu;
 	memcpy(e->data, ev->data, ev->size);
@@ -203,7 +226,7 @@ static PyObject *event_new(StreamObject *st, const struct tracemap_event *ev)
 
 static void event_dealloc(EventObject *e)
 {
-	Py_XDECREF(e->stream);
+	Py_XDECREF(e->dec);
 	PyObject_Free(e);
 }
 
@@ -245,10 +268,10 @@ static void ev_view(const EventObject *e, struct tracemap_event *ev)
  */
 static struct tracemap_stream *ev_decoder(const EventObject *e)
 {
-	if (!e->stream->s)
+	if (!e->dec->s)
 		PyErr_SetString(PyExc_ValueError, "the event's stream is closed: read names and "
 				"fields before close() (ts, cpu, pid and raw stay readable)");
-	return e->stream->s;
+	return e->dec->s;
 }
 
 /* The event's format, for the kind of each field; NULL without an exception when unknown */
@@ -484,7 +507,7 @@ static PyObject *event_str(EventObject *e)
 	trace_seq_init(&seq);
 	tep_print_event(tep, &seq, &rec, "%16s-%-5d [%03d]", TEP_PRINT_COMM, TEP_PRINT_PID,
 			TEP_PRINT_CPU);
-	tep_print_event(tep, &seq, &rec, e->stream->tfmt, TEP_PRINT_TIME);
+	tep_print_event(tep, &seq, &rec, e->dec->tfmt, TEP_PRINT_TIME);
 	name = fmt ? fmt->name : "(NULL)";
 	trace_seq_printf(&seq, " %s: ", name);
 	len = strlen(name);
@@ -500,7 +523,7 @@ static PyObject *event_str(EventObject *e)
 
 static PyObject *event_repr(EventObject *e)
 {
-	struct tep_event *fmt = e->stream->s ? ev_format(e, e->stream->s) : NULL;
+	struct tep_event *fmt = e->dec->s ? ev_format(e, e->dec->s) : NULL;
 
 	return PyUnicode_FromFormat("<tracemap.Event %s:%s cpu=%d ts=%llu pid=%d>",
 				    fmt ? fmt->system : "?", fmt ? fmt->name : "?", e->cpu,
@@ -516,7 +539,7 @@ static PyObject *event_dir(EventObject *e, PyObject *unused)
 
 	if (!names)
 		return NULL;
-	fmt = e->stream->s ? ev_format(e, e->stream->s) : NULL;
+	fmt = e->dec->s ? ev_format(e, e->dec->s) : NULL;
 	for (f = fmt ? fmt->format.fields : NULL; f; f = f->next) {
 		n = PyUnicode_FromString(f->name);
 		if (!n || PyList_Append(names, n)) {
@@ -658,6 +681,8 @@ static void stream_teardown(StreamObject *st)
 		tep_unload_plugins(st->plugins, tracemap_stream_tep(st->s));
 	st->plugins = NULL;
 	/* the library puts the events, filters and pids back first */
+	if (st->dec)
+		st->dec->s = NULL;
 	tracemap_stream_close(st->s);
 	st->s = NULL;
 	if (st->private_instance) {
@@ -693,6 +718,7 @@ static void stream_dealloc(StreamObject *st)
 	PyObject_GC_UnTrack(st);
 	stream_teardown(st);
 	stream_clear(st);
+	Py_XDECREF(st->dec);
 	free(st->instance);
 	Py_TYPE(st)->tp_free((PyObject *)st);
 }
@@ -701,10 +727,16 @@ static PyObject *stream_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
 	StreamObject *st = (StreamObject *)type->tp_alloc(type, 0);
 
-	if (st) {
-		st->timeout_ms = -1;
-		st->tfmt = " %6.1000d:";
+	if (!st)
+		return NULL;
+	st->timeout_ms = -1;
+	st->dec = PyObject_New(DecoderObject, &DecoderType);
+	if (!st->dec) {
+		Py_DECREF(st);
+		return NULL;
 	}
+	st->dec->s = NULL;
+	st->dec->tfmt = " %6.1000d:";
 	return (PyObject *)st;
 }
 
@@ -1042,7 +1074,7 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 	open_streams = st;
 	if (buffer_kb && set_buffer_kb(st, buffer_kb))
 		goto out;
-	st->tfmt = time_format(st->idir);
+	st->dec->tfmt = time_format(st->idir);
 
 	so.mode = st->mode;
 	so.flags = (ordered ? 0 : TRACEMAP_STREAM_UNORDERED) |
@@ -1066,6 +1098,7 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 		raise_errno(errno, "cannot open the stream");
 		goto out;
 	}
+	st->dec->s = st->s;
 	/* the formats now (a few hundred ms), not inside the first callback */
 	tep = tracemap_stream_tep(st->s);
 	if (!tep) {
@@ -1590,7 +1623,8 @@ PyMODINIT_FUNC PyInit_tracemap(void)
 {
 	PyObject *m, *atexit, *r, *fn;
 
-	if (PyType_Ready(&EventType) || PyType_Ready(&LostType) || PyType_Ready(&StreamType))
+	if (PyType_Ready(&DecoderType) || PyType_Ready(&EventType) || PyType_Ready(&LostType) ||
+	    PyType_Ready(&StreamType))
 		return NULL;
 	m = PyModule_Create(&tracemap_module);
 	if (!m)
