@@ -1018,10 +1018,11 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 				"0 for the library's default, or -1 to leave it as it is");
 		return -1;
 	}
-	if (instance && (!*instance || strchr(instance, '/') || !strcmp(instance, "..") ||
+	if (instance && (strchr(instance, '/') || !strcmp(instance, "..") ||
 			 !strcmp(instance, "."))) {
 		PyErr_Format(PyExc_ValueError, "invalid instance name '%s': give the name of a "
-			     "directory in instances/, or None for a private instance", instance);
+			     "directory in instances/, None for a private instance or \"\" for the "
+			     "top-level buffer", instance);
 		return -1;
 	}
 	if (buffer_kb < 0 || (buffer_kb && instance)) {
@@ -1059,7 +1060,10 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 		raise_errno(errno, "tracefs");
 		goto out;
 	}
-	if (instance) {
+	if (instance && !*instance) {
+		/* the top-level buffer, shared with every other user of tracefs */
+		snprintf(st->idir, sizeof(st->idir), "%s", st->tfs);
+	} else if (instance) {
 		st->instance = strdup(instance);
 		if (!st->instance) {
 			PyErr_NoMemory();
@@ -1492,7 +1496,8 @@ static PyTypeObject StreamType = {
 	"Live events of one ftrace instance, read through the kernel's mapping\n"
 	"of the per-CPU ring buffers.\n\n"
 	"instance    name of an instance in instances/; None: a private one,\n"
-	"            created now and removed by close() ('tracemap-py-PID-N')\n"
+	"            created now and removed by close() ('tracemap-py-PID-N');\n"
+	"            '': the top-level buffer (shared: prefer an instance)\n"
 	"events      'system:event', 'system' or 'event' (globs allowed), as\n"
 	"            trace-cmd's -e; enabled now, restored by close()\n"
 	"filters     a filter for every event of events, or a dict\n"
