@@ -37,6 +37,7 @@
 #include "tracemap.h"
 
 #define SIGNAL_CHECK_EVERY	1024	/* events per look for Ctrl-C inside a round */
+#define WAIT_SLICE_MS		50	/* longest wait without a look for signals */
 #define TM_ECANCELED_PY		(-ECANCELED)	/* the Python callback raised */
 
 /* ------------------------------------------------------------ messages */
@@ -1146,6 +1147,20 @@ static int remaining_ms(uint64_t deadline)
 	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
 }
 
+/*
+ * How long one wait inside the library may take. Python's C signal handler
+ * only sets a flag: a signal that arrives while the library is between two
+ * waits (in a round, not in epoll_wait) interrupts nothing, and the next wait
+ * would sleep on. Waits of at most WAIT_SLICE_MS bound how late Ctrl-C is
+ * seen; idle, that costs a wake-up every WAIT_SLICE_MS.
+ */
+static int wait_slice(uint64_t deadline)
+{
+	int ms = remaining_ms(deadline);
+
+	return ms < 0 || ms > WAIT_SLICE_MS ? WAIT_SLICE_MS : ms;
+}
+
 static uint64_t deadline_of(int timeout_ms)
 {
 	return timeout_ms < 0 ? UINT64_MAX : now_ns() + (uint64_t)timeout_ms * 1000000;
@@ -1175,15 +1190,16 @@ static PyObject *run_delivery(StreamObject *st, int timeout_ms, bool wait)
 		last_error[0] = '\0';
 		if (wait) {
 			st->tstate = PyEval_SaveThread();
-			ret = tracemap_stream_poll(st->s, remaining_ms(deadline));
+			ret = tracemap_stream_poll(st->s, wait_slice(deadline));
 			hold_gil(st);
 		} else {
 			ret = tracemap_stream_consume(st->s);
 		}
-		if (ret == -EINTR && !PyErr_Occurred() && !PyErr_CheckSignals() && !st->delivered &&
-		    remaining_ms(deadline))
-			continue;
-		break;
+		if (PyErr_Occurred() || ret > 0 || (ret < 0 && ret != -EINTR))
+			break;
+		/* a timed-out slice or EINTR: Python's signal handlers, then on to the deadline */
+		if (PyErr_CheckSignals() || st->delivered || !wait || !remaining_ms(deadline))
+			break;
 	}
 	st->busy = false;
 	if (PyErr_Occurred())
@@ -1254,10 +1270,10 @@ static PyObject *next_item(StreamObject *st, int timeout_ms)
 		ret = tracemap_stream_next_event(st->s, &ev, 0);
 		if (!ret && remaining_ms(deadline)) {
 			Py_BEGIN_ALLOW_THREADS
-			ret = tracemap_stream_next_event(st->s, &ev, remaining_ms(deadline));
+			ret = tracemap_stream_next_event(st->s, &ev, wait_slice(deadline));
 			Py_END_ALLOW_THREADS
 		}
-		if (ret == -EINTR) {
+		if (ret == -EINTR || (!ret && remaining_ms(deadline))) {
 			if (PyErr_CheckSignals())
 				break;
 			continue;

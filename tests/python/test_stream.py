@@ -288,6 +288,8 @@ def report_int(s):
 def test_sched_fields_equal_trace_cmd_report(instance, tmp_path):
     """Every sched event's fields as trace-cmd report -R prints them."""
     d = idir(instance)
+    # room for everything a busy machine switches while the test reads nothing
+    write_file(os.path.join(d, "buffer_size_kb"), "16384")
     events = ["sched:sched_switch", "sched:sched_waking"]
     ours = []
     with tracemap.Stream(instance, events=events, mode="follow", self_filter=False) as s:
@@ -298,6 +300,7 @@ def test_sched_fields_equal_trace_cmd_report(instance, tmp_path):
             ev = s.read(300)
             if ev is None:
                 break
+            assert isinstance(ev, tracemap.Event), "events lost in a 16 MiB buffer: %r" % (ev,)
             # names and fields are read while the stream is open
             ours.append((ev.cpu, ev.ts, ev.name, ev.pid, ev.as_dict(), str(ev)))
     assert len(ours) > 10
