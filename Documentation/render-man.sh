@@ -60,12 +60,18 @@ if [ -z "$sec" ] || [ -z "$first" ]; then
 fi
 
 base=$(basename "$page" .txt)
+# the commands' pages are tracemap's, the library's libtracemap's
+if [ "$sec" = 1 ]; then
+	source=tracemap manual="tracemap Manual"
+else
+	source=libtracemap manual="libtracemap Manual"
+fi
 case $tool in
 asciidoc)
 	# shellcheck disable=SC2086
 	# asciidoc warns about more than nine names: they are linked below
-	$ASCIIDOC -b docbook -d manpage -a mansource=libtracemap -a "manversion=$version" \
-		-a "manmanual=libtracemap Manual" -a "author=tracemap developers" \
+	$ASCIIDOC -b docbook -d manpage -a "mansource=$source" -a "manversion=$version" \
+		-a "manmanual=$manual" -a "author=tracemap developers" \
 		-o "$out/$base.xml" "$page" 2> "$out/$base.log"
 	rc=$?
 	grep -v 'too many manpage names' "$out/$base.log" >&2
@@ -75,8 +81,8 @@ asciidoc)
 		-o "$out" man "$out/$base.xml" || exit 1
 	;;
 asciidoctor)
-	"$ASCIIDOCTOR" -b manpage -d manpage -a compat-mode -a mansource=libtracemap \
-		-a "manversion=$version" -a "manmanual=libtracemap Manual" \
+	"$ASCIIDOCTOR" -b manpage -d manpage -a compat-mode -a "mansource=$source" \
+		-a "manversion=$version" -a "manmanual=$manual" \
 		-o "$out/$first.$sec" "$page" || exit 1
 	;;
 esac
@@ -84,7 +90,8 @@ esac
 # asciidoc passes at most nine names to docbook; link every missing one,
 # and the page's own name (libtracemap-cpu) that SEE ALSO sections use
 [ -f "$out/$first.$sec" ] || { echo "$page: $out/$first.$sec was not written" >&2; exit 1; }
-title=$(sed -n '1s/(.*//p' "$page")
+# (a command's title is upper case, "TRACEMAP(1)": that is the page itself)
+title=$(sed -n '1s/(.*//p' "$page" | tr '[:upper:]' '[:lower:]')
 for n in $names $title; do
 	[ -f "$out/$n.$sec" ] || echo ".so man$sec/$first.$sec" > "$out/$n.$sec"
 done

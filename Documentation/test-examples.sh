@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 
 EX=build/Documentation/examples
-for p in libtracemap libtracemap-cpu libtracemap-read libtracemap-print libtracemap-stream; do
+for p in libtracemap libtracemap-cpu libtracemap-read libtracemap-print libtracemap-stream libtracemap-event; do
 	[ -x "$EX/$p" ] || tl_fail "$EX/$p is not built: run 'make check-build' first"
 done
 tl_require_root
@@ -120,65 +120,55 @@ grep -q "libtracemap error: no instance 'no-such-instance' (" "$out" &&
 grep -qx "cpu0 of $inst: open" "$out" && grep -qx "messages: 0 error, 0 warning, 0 info, 0 debug" "$out" ||
 	{ cat "$out"; tl_fail "libtracemap-print: expected cpu0 of $inst to open silently"; }
 
-# libtracemap-stream(3): two CPUs writing at once, merged in time order
-cpus=$(tr ',' '\n' < /sys/devices/system/cpu/online | while IFS=- read -r a b; do
-	seq "$a" "${b:-$a}"; done | head -2 | tr '\n' ' ')
-set -- $cpus
-a=$1 b=${2:-$1}
-big=$(tl_instance dc 512) || exit 1
-tl_track_instance "$big"
-percent=$(cat "$TL_TRACEFS/instances/$big/buffer_percent")
-
-# check_stream OUT ERR CPU_A FIRST_A CPU_B FIRST_B PER_CPU
-check_stream() {
-	[ "$(wc -l < "$1")" -eq $(($7 * 2)) ] || tl_fail "libtracemap-stream: expected $(($7 * 2)) lines, got $(wc -l < "$1")"
-	grep "^$3 " "$1" > "$1.a"
-	grep "^$5 " "$1" > "$1.b"
-	expect_seqs "$1.a" "$4" $(($4 + $7 - 1))
-	expect_seqs "$1.b" "$6" $(($6 + $7 - 1))
-	inversions=$(awk '$2 < max { n++ } $2 >= max { max = $2 } END { print n + 0 }' "$1")
-	late=$(sed -n 's/.* \([0-9]*\) late, .*/\1/p' "$2" | awk '{ n += $1 } END { print n + 0 }')
-	lost=$(sed -n 's/.* \([0-9]*\) lost, .*/\1/p' "$2" | awk '{ n += $1 } END { print n + 0 }')
-	tl_log "stream: $(awk '{ print $1 }' "$1" | uniq | wc -l) runs of one CPU," \
-		"$inversions out of time order, $late counted late, $lost lost"
-	[ "$inversions" -eq "$late" ] ||
-		tl_fail "libtracemap-stream: $inversions events out of time order but $late counted late"
-	[ "$lost" -eq 0 ] || tl_fail "libtracemap-stream: $lost events lost"
-}
-
-tl_markers "$big" "$a" 0 3000 &
-tl_markers "$big" "$b" 10000 3000 &
-wait
-timeout 30 "$EX/libtracemap-stream" "$big" 6000 > "$out" 2> "$out.err" ||
-	{ cat "$out.err"; tl_fail "libtracemap-stream on a filled buffer failed"; }
-cat "$out.err"
-check_stream "$out" "$out.err" "$a" 0 "$b" 10000 3000
-
-# live: the stream waits, the writers start after it
-"$EX/libtracemap-stream" "$big" 2000 > "$out" 2> "$out.err" &
+# libtracemap-stream(3): the task switches, not its own; no exit when idle
+sw=$(tl_instance dc 512) || exit 1
+tl_track_instance "$sw"
+sdir=$TL_TRACEFS/instances/$sw
+percent=$(cat "$sdir/buffer_percent")
+# a program of a name of its own: other tasks of this machine run sleep too
+slp=$TL_TMP/tmexslp
+cp "$(command -v sleep)" "$slp" || tl_fail "cannot copy sleep"
+"$EX/libtracemap-stream" "$sw" > "$out" 2> "$out.err" &
 pid=$!
 tl_bg $pid
-n=0
-while [ "$(cat "$TL_TRACEFS/instances/$big/buffer_percent")" != 0 ] && [ $n -lt 100 ]; do
-	sleep 0.1
-	n=$((n + 1))
-done
-[ $n -lt 100 ] || tl_fail "libtracemap-stream did not set buffer_percent to 0"
-tl_markers "$big" "$a" 20000 1000 &
-w1=$!
-tl_markers "$big" "$b" 30000 1000 &
-w2=$!
-wait $w1 $w2
-n=0
-while kill -0 $pid 2>/dev/null && [ $n -lt 200 ]; do
-	sleep 0.1
-	n=$((n + 1))
-done
-wait $pid || { cat "$out.err"; tl_fail "libtracemap-stream did not deliver 2000 live events"; }
-cat "$out.err"
-check_stream "$out" "$out.err" "$a" 20000 "$b" 30000 1000
-[ "$(cat "$TL_TRACEFS/instances/$big/buffer_percent")" = "$percent" ] ||
-	tl_fail "buffer_percent was not restored to $percent"
+tl_wait 10 tl_file_is "$sdir/events/sched/sched_switch/enable" 1 ||
+	{ cat "$out.err"; tl_fail "libtracemap-stream did not enable sched:sched_switch"; }
+[ "$(cat "$sdir/buffer_percent")" = 50 ] || tl_fail "the default stream did not set buffer_percent 50"
+i=0
+while [ $i -lt 5 ]; do "$slp" 0.05; i=$((i + 1)); done
+# idle for longer than a second: it must still be there
+sleep 1.5
+kill -0 $pid 2>/dev/null || tl_fail "libtracemap-stream exited when idle"
+tl_wait 5 sh -c "[ \$(grep -c ' tmexslp:[0-9]* -> ' '$out') -ge 5 ]" ||
+	{ head "$out"; tl_fail "libtracemap-stream: the switches of tmexslp did not arrive"; }
+kill -INT $pid
+wait $pid || { cat "$out.err"; tl_fail "libtracemap-stream: exit status $? after SIGINT"; }
+grep -vqE '^[0-9]+ [0-9]+ .*:-?[0-9]+ -> .*:-?[0-9]+$' "$out" &&
+	{ grep -vE '^[0-9]+ [0-9]+ .*:-?[0-9]+ -> .*:-?[0-9]+$' "$out" | head -3
+	  tl_fail "libtracemap-stream: lines not 'CPU TIME prev:pid -> next:pid'"; }
+n=$(sed -n 's/.* tmexslp:\([0-9]*\) -> .*/\1/p' "$out" | sort -u | wc -l)
+[ "$n" -eq 5 ] || tl_fail "libtracemap-stream: 5 tmexslp processes switched out, $n seen"
+grep -q " [^ ]*:$pid -> \| -> [^ ]*:$pid$" "$out" && tl_fail "libtracemap-stream printed its own switches"
+[ "$(cat "$sdir/events/sched/sched_switch/enable")" = 0 ] || tl_fail "sched_switch not put back"
+[ "$(cat "$sdir/buffer_percent")" = "$percent" ] || tl_fail "buffer_percent not put back"
+tl_log "libtracemap-stream: $(wc -l < "$out") switches, the 5 tmexslp ones among them, none of its own"
+
+# libtracemap-event(3): exec events, a __string field and the task name
+# other tasks exec too: a large COUNT, stopped once the line of ours came
+"$EX/libtracemap-event" "$sw" 1000000 > "$out" 2> "$out.err" &
+pid=$!
+tl_bg $pid
+tl_wait 10 grep -q ready "$out" || { cat "$out.err"; tl_fail "libtracemap-event did not start"; }
+"$slp" 0 &
+spid=$!
+wait $spid
+tl_wait 10 grep -qE "^$spid tmexslp $slp\$" "$out" ||
+	{ cat "$out"; tl_fail "libtracemap-event: no '$spid tmexslp $slp' line"; }
+kill $pid
+wait $pid
+[ "$(cat "$sdir/events/sched/sched_process_exec/enable")" = 0 ] ||
+	tl_log "libtracemap-event was killed: sched_process_exec stays on in $sw (removed at exit)"
+tl_log "libtracemap-event: $(grep -c . "$out") lines, '$spid tmexslp $slp' among them"
 
 echo "PASS: every example printed what its page says"
 exit 0

@@ -20,7 +20,7 @@ O=build
 B=$O/bench
 RATES=${BENCH_RATES:-100000 500000 1000000 0}
 LAT_RATE=${BENCH_LAT_RATE-10000}
-LAT_ONLY="lib lib-busy"
+LAT_ONLY="lib lib-ll lib-busy"
 # a point where other processes took more than MAX_OTHER % of the two CPUs is
 # measured once more (while the run is younger than RETRY_BUDGET seconds)
 MAX_OTHER=${BENCH_MAX_OTHER:-15}
@@ -89,6 +89,8 @@ consumers() {
 	r=; has_cap lib || r="lib/stream.c not built"
 	echo "lib|own|$r|$CONS -m lib"
 	echo "lib-busy|own|$r|$CONS -m busy"
+	# what tracemap stream uses: a wakeup per event (TRACEMAP_STREAM_LOW_LATENCY)
+	echo "lib-ll|own|$r|$CONS -L -m lib"
 	r=; [ -n "$TRACEMAP" ] || r="tools/tracemap not built"
 	echo "tm-text|text|$r|$TRACEMAP stream -B {I} $EV"
 	echo "tm-raw|raw|$r|$TRACEMAP stream -B {I} $EV --raw"

@@ -4,7 +4,7 @@
  * CPU of one instance until SIGINT/SIGTERM, then draining what is left and
  * printing one result line.
  *
- *   tm-consume -m MODE -B instance -t tag [-w watermark] [-l latency_ms] [-R ready_fd]
+ *   tm-consume -m MODE -B instance -t tag [-w watermark] [-l latency_ms] [-L] [-R ready_fd]
  *   tm-consume -c        prints the modes this build has
  *   tm-consume -p        prints the watermark (buffer_percent) a default stream sets
  *
@@ -18,6 +18,9 @@
  *            delivered and lost come from the meta page counters
  *   idle     reads nothing: the writer alone
  *
+ * -L opens the stream (lib, busy) with TRACEMAP_STREAM_LOW_LATENCY, a
+ * wakeup per event (what tracemap stream does), instead of the default
+ * watermark and tick.
  * -w sets the instance's buffer_percent for the peers (read, tracefs, mmap)
  * and the stream's watermark (lib, busy); -l is the longest wait between
  * drains. Without them every consumer keeps its own defaults.
@@ -52,6 +55,7 @@ struct cons {
 	int raw_id;			/* ftrace:raw_data type id */
 	int watermark;			/* -1: leave */
 	int latency_ms;			/* -1: consumer default */
+	bool low_latency;		/* -L */
 	struct bn_seq seq;
 	struct bn_lat lat;
 	uint64_t lost;			/* reported with a count */
@@ -138,7 +142,11 @@ static int run_lib(struct cons *c, int ready_fd, bool busy)
 	struct tracemap_stream *s;
 	int r = 0, idle = 0;
 
-	/* zero-initialised options are the library's defaults */
+	/* zero-initialised options are the library's defaults; busy: consume never sleeps */
+	if (busy)
+		o.flags |= TRACEMAP_STREAM_BUSY_POLL;
+	if (c->low_latency)
+		o.flags |= TRACEMAP_STREAM_LOW_LATENCY;
 	if (c->watermark >= 0)
 		o.watermark = c->watermark;
 	if (c->latency_ms >= 0)
@@ -466,7 +474,7 @@ static int run_idle(struct cons *c, int ready_fd)
 static void usage(void)
 {
 	fprintf(stderr, "usage: tm-consume -m lib|busy|read|tracefs|mmap|idle -B instance -t tag "
-		"[-w watermark] [-l latency_ms] [-R ready_fd]\n       tm-consume -c|-p\n");
+		"[-w watermark] [-l latency_ms] [-L] [-R ready_fd]\n       tm-consume -c|-p\n");
 	exit(1);
 }
 
@@ -479,7 +487,7 @@ int main(int argc, char **argv)
 	struct rusage ru0, ru1;
 	uint64_t cpu_ns;
 
-	while ((opt = getopt(argc, argv, "cpm:B:t:w:l:R:h")) != -1) {
+	while ((opt = getopt(argc, argv, "cpm:B:t:w:l:LR:h")) != -1) {
 		switch (opt) {
 		case 'p':
 			return probe_defaults();
@@ -494,6 +502,7 @@ int main(int argc, char **argv)
 		case 't': c.tag = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'w': c.watermark = atoi(optarg); break;
 		case 'l': c.latency_ms = atoi(optarg); break;
+		case 'L': c.low_latency = true; break;
 		case 'R': ready_fd = atoi(optarg); break;
 		default: usage();
 		}

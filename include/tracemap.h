@@ -113,6 +113,13 @@ TRACEMAP_API int tracemap_cpu_nr_subbufs(const struct tracemap_cpu *c);
  * reader's private copy): valid until the next call on the same reader.
  * data + start .. data + end are complete event records whose timestamps
  * are deltas from base_ts.
+ *
+ * tracemap_region and tracemap_event are allocated by the caller and
+ * filled by the library, so they never grow: a field appended would be
+ * written past the end of an older caller's struct. What a later version
+ * has to add comes with new functions (or a new struct that starts with a
+ * size, like the options and tracemap_cpu_stats), and these two stay as
+ * they are.
  */
 struct tracemap_region {
 	const void *subbuf;		/* the sub-buffer: u64 ts, long commit, data */
@@ -166,6 +173,17 @@ TRACEMAP_API void tracemap_event_to_record(const struct tracemap_event *ev, stru
 TRACEMAP_API int tracemap_cpu_read_page(struct tracemap_cpu *c, void *buf, size_t size,
 					unsigned int flags);
 
+/* tracemap_cpu_wait() results */
+#define TRACEMAP_WAIT_DATA		1 /* the reader may have data: read it */
+#define TRACEMAP_WAIT_EXTRA		2 /* the caller's other descriptor is readable */
+
+/*
+ * Wait for @c's descriptor or @extra_fd (-1: none) up to @timeout_ms (-1: no
+ * limit), with the library's empty-wakeup back-off. Returns TRACEMAP_WAIT_*,
+ * 0 on timeout or -errno.
+ */
+TRACEMAP_API int tracemap_cpu_wait(struct tracemap_cpu *c, int extra_fd, int timeout_ms);
+
 /* CLOCK_MONOTONIC ns at which the oldest held-back partial page started, 0 if none */
 TRACEMAP_API uint64_t tracemap_cpu_pending_since(const struct tracemap_cpu *c);
 
@@ -173,24 +191,28 @@ TRACEMAP_API uint64_t tracemap_cpu_pending_since(const struct tracemap_cpu *c);
 TRACEMAP_API int tracemap_cpu_rewind(struct tracemap_cpu *c);
 
 struct tracemap_cpu_stats {
-	uint64_t events;		/* events delivered */
-	uint64_t bytes;			/* payload bytes delivered */
-	uint64_t lost;			/* events reported lost (known counts) */
+	uint64_t events;		/* events delivered by tracemap_cpu_next_event() */
+	uint64_t bytes;			/* record bytes of the regions delivered */
+	uint64_t lost;			/* events reported lost, known counts */
 	uint64_t lost_unknown;		/* gaps reported without a count */
-	uint64_t corrupt;		/* regions skipped as corrupt */
+	uint64_t corrupt;		/* regions or region tails skipped as corrupt */
 	uint64_t pages;			/* regions delivered */
 	uint64_t get_reader;		/* TRACE_MMAP_IOCTL_GET_READER calls */
 	uint64_t reads;			/* read() calls (read backend) */
-	uint64_t wakeups;		/* waits that returned with data (streams) */
-	uint64_t kernel_entries;	/* meta page: events written since reset */
-	uint64_t kernel_overrun;	/* meta page: events overwritten since reset */
-	uint64_t kernel_read;		/* meta page: events consumed since reset */
+	uint64_t wakeups;		/* waits of a stream that returned with data */
+	uint64_t kernel_entries;	/* meta page: events written since the last reset */
+	uint64_t kernel_overrun;	/* meta page: events overwritten since the last reset */
+	uint64_t kernel_read;		/* meta page: events consumed since the last reset */
 	uint64_t late;			/* time-ordered streams: delivered after a newer event */
 	uint64_t stolen;		/* events another consumer took from this CPU buffer */
-	uint64_t own;			/* events left out as the stream's own (TRACEMAP_STREAM_NO_SELF) */
+	uint64_t own;			/* events a stream left out as its own (NO_SELF) */
 };
 
-/* Copies min(@sz, sizeof) bytes of the statistics. Returns 0 or -errno. */
+/*
+ * Copies min(@sz, sizeof) bytes of the statistics. The kernel_* fields come
+ * from the meta page, for the read() backend from per_cpu/cpuN/stats.
+ * Returns 0 or -errno.
+ */
 TRACEMAP_API int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *st,
 				    size_t sz);
 /* kernel_entries - kernel_overrun - kernel_read: events not handed out yet (0 if negative) */
@@ -219,12 +241,13 @@ typedef int (*tracemap_lost_fn)(void *ctx, int cpu, long long lost);
 
 /* tracemap_stream_opts.flags */
 #define TRACEMAP_STREAM_UNORDERED	(1u << 0) /* fill-priority draining, no time merge */
+#define TRACEMAP_STREAM_BUSY_POLL	(1u << 1) /* no call sleeps: the caller spins on consume */
 /* leave out the events of this process's threads and sched events naming them */
-#define TRACEMAP_STREAM_NO_SELF		(1u << 1)
+#define TRACEMAP_STREAM_NO_SELF		(1u << 2)
 /* wake for every event (buffer_percent 0): sub-millisecond latency, more CPU */
-#define TRACEMAP_STREAM_LOW_LATENCY	(1u << 2)
+#define TRACEMAP_STREAM_LOW_LATENCY	(1u << 3)
 /* with pids: their children too (options/event-fork) */
-#define TRACEMAP_STREAM_PID_FORKS	(1u << 3)
+#define TRACEMAP_STREAM_PID_FORKS	(1u << 4)
 
 /* An event selection, as trace-cmd's -e and -f take it. */
 struct tracemap_event_spec {
@@ -267,6 +290,8 @@ TRACEMAP_API int tracemap_stream_next_event(struct tracemap_stream *s, struct tr
 					    int timeout_ms);
 
 TRACEMAP_API int tracemap_stream_nr_cpus(const struct tracemap_stream *s);
+/* Put back the events, filters and pids the stream set up, before a final drain. 0 or -errno. */
+TRACEMAP_API int tracemap_stream_restore_events(struct tracemap_stream *s);
 /* Events the stream enabled (opts.events), as "system:event"; NULL-terminated, owned by @s */
 TRACEMAP_API const char *const *tracemap_stream_events(const struct tracemap_stream *s);
 /* The reader of the @idx-th CPU of the stream (0 <= idx < nr_cpus) */

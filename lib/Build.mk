@@ -30,8 +30,13 @@ $(LIB_A): $(LIB_OBJS)
 	$(if $(Q),@echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+# The .pc names the directories of this make's PREFIX/LIBDIR/INCLUDEDIR:
+# make install writes it again, so that "make; make install PREFIX=/p"
+# installs one that points to /p.
+PC_SED		= sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' lib/libtracemap.pc.in
+
 $(LIB_PC): lib/libtracemap.pc.in Makefile
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@VERSION@|$(VERSION)|' $< > $@
+	$(Q)$(PC_SED) > $@
 
 ALL_TARGETS	+= $(LIB_SO) $(LIB_A) $(LIB_PC)
 
@@ -42,7 +47,8 @@ install-lib: $(LIB_SO) $(LIB_A) $(LIB_PC)
 	ln -sf $(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libtracemap.so
 	install -m 644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/tracemap.h $(DESTDIR)$(INCLUDEDIR)/
-	install -m 644 $(LIB_PC) $(DESTDIR)$(PKGCONFIGDIR)/
+	$(PC_SED) > $(DESTDIR)$(PKGCONFIGDIR)/libtracemap.pc
+	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/libtracemap.pc
 
 INSTALL_TARGETS	+= install-lib
 .PHONY: install-lib

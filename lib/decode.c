@@ -190,6 +190,28 @@ void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
 
 /* ------------------------------------------------------------ accessors */
 
+/* The format of @ev in the stream's formats; NULL + errno */
+static struct tep_event *event_of(struct tracemap_stream *s, const struct tracemap_event *ev)
+{
+	struct tm_decode *d = tm_stream_decode(s);
+	struct tep_record rec;
+
+	return d ? find(d, ev, &rec) : NULL;
+}
+
+/**
+ * tracemap_stream_tep - the event formats of a stream, for libtraceevent
+ * @s: the stream
+ *
+ * Loads the formats of every event and the saved cmdlines from the stream's
+ * tracefs on the first call (a few hundred milliseconds), for the
+ * tracemap_event_*() accessors and the caller's own libtraceevent calls
+ * (tep_print_event(), plugins). The handle belongs to the stream: do not
+ * free it; it goes with tracemap_stream_close().
+ *
+ * Returns the handle, or NULL with errno set after a message (the formats
+ * cannot be read; later calls fail the same way at once).
+ */
 struct tep_handle *tracemap_stream_tep(struct tracemap_stream *s)
 {
 	struct tm_decode *d = tm_stream_decode(s);
@@ -197,26 +219,46 @@ struct tep_handle *tracemap_stream_tep(struct tracemap_stream *s)
 	return d ? tm_decode_tep(d) : NULL;
 }
 
+/**
+ * tracemap_event_system - the system of an event ("sched")
+ * @s: the stream that delivered @ev
+ * @ev: the event
+ *
+ * Returns the name, owned by the stream's formats, or NULL with errno set:
+ * EINVAL for a NULL argument, ENOENT when no format has the event's id.
+ */
 const char *tracemap_event_system(struct tracemap_stream *s, const struct tracemap_event *ev)
 {
-	struct tm_decode *d = tm_stream_decode(s);
-	struct tep_record rec;
-	struct tep_event *e;
+	struct tep_event *e = event_of(s, ev);
 
-	e = d ? find(d, ev, &rec) : NULL;
 	return e ? e->system : NULL;
 }
 
+/**
+ * tracemap_event_name - the name of an event ("sched_switch")
+ * @s: the stream that delivered @ev
+ * @ev: the event
+ *
+ * Returns the name, owned by the stream's formats, or NULL with errno set
+ * as for tracemap_event_system().
+ */
 const char *tracemap_event_name(struct tracemap_stream *s, const struct tracemap_event *ev)
 {
-	struct tm_decode *d = tm_stream_decode(s);
-	struct tep_record rec;
-	struct tep_event *e;
+	struct tep_event *e = event_of(s, ev);
 
-	e = d ? find(d, ev, &rec) : NULL;
 	return e ? e->name : NULL;
 }
 
+/**
+ * tracemap_event_pid - the task that wrote an event (common_pid)
+ * @s: the stream that delivered @ev
+ * @ev: the event
+ *
+ * Needs no formats: common_pid is part of every event's header.
+ *
+ * Returns the pid (0: the idle task or an interrupt on an idle CPU), or
+ * -EINVAL.
+ */
 int tracemap_event_pid(struct tracemap_stream *s, const struct tracemap_event *ev)
 {
 	int32_t pid;
@@ -228,6 +270,21 @@ int tracemap_event_pid(struct tracemap_stream *s, const struct tracemap_event *e
 	return pid;
 }
 
+/**
+ * tracemap_event_comm - the name of the task that wrote an event
+ * @s: the stream that delivered @ev
+ * @ev: the event
+ *
+ * From saved_cmdlines as loaded with the formats; a task started later is
+ * looked up in /proc, and saved_cmdlines is read again (at most every
+ * millisecond for a new pid, every 100 ms after that) for tasks that are
+ * gone. A task that execs takes its program's name from the
+ * sched_process_exec events the stream delivers. The string belongs to the
+ * stream's formats.
+ *
+ * Returns the name ("<idle>" for pid 0, "<...>" when unknown), or NULL
+ * with errno set.
+ */
 const char *tracemap_event_comm(struct tracemap_stream *s, const struct tracemap_event *ev)
 {
 	struct tm_decode *d = tm_stream_decode(s);
@@ -240,6 +297,17 @@ const char *tracemap_event_comm(struct tracemap_stream *s, const struct tracemap
 	return tep_data_comm_from_pid(d->tep, pid);
 }
 
+/**
+ * tracemap_event_field_num - a number field of an event, by name
+ * @s: the stream that delivered @ev
+ * @ev: the event
+ * @field: the field name, as in the event's format file (common_* too)
+ * @val: where the value goes; signed fields are sign-extended
+ *
+ * Returns 0, or -errno: -ENOENT no such field (or unknown event),
+ * -EMEDIUMTYPE the field is a string or an array, -EBADMSG the record is
+ * shorter than the format says, -EINVAL a NULL argument.
+ */
 int tracemap_event_field_num(struct tracemap_stream *s, const struct tracemap_event *ev,
 			     const char *field, long long *val)
 {
@@ -269,6 +337,20 @@ int tracemap_event_field_num(struct tracemap_stream *s, const struct tracemap_ev
 	return 0;
 }
 
+/**
+ * tracemap_event_field_array - the bytes of an array or string field
+ * @s: the stream that delivered @ev
+ * @ev: the event
+ * @field: the field name
+ * @size: the number of bytes (may be NULL)
+ *
+ * Fixed arrays ("unsigned long args[6]") and dynamic ones (__data_loc,
+ * __rel_loc) alike. The bytes are borrowed from the event and only 4-byte
+ * aligned: copy them to read wider elements.
+ *
+ * Returns a pointer into the event, or NULL with errno set (ENOENT,
+ * EBADMSG when the location points outside the record, EINVAL).
+ */
 const void *tracemap_event_field_array(struct tracemap_stream *s, const struct tracemap_event *ev,
 				       const char *field, unsigned int *size)
 {
@@ -301,6 +383,16 @@ const void *tracemap_event_field_array(struct tracemap_stream *s, const struct t
 	return p;
 }
 
+/**
+ * tracemap_event_field_str - a string field of an event
+ * @s: the stream that delivered @ev
+ * @ev: the event
+ * @field: the field name: a char array ("prev_comm") or a __string ("filename")
+ *
+ * Returns the string, borrowed from the event, or NULL with errno set as
+ * for tracemap_event_field_array(), or EILSEQ when the field holds no
+ * terminating NUL (read it with tracemap_event_field_array()).
+ */
 const char *tracemap_event_field_str(struct tracemap_stream *s, const struct tracemap_event *ev,
 				     const char *field)
 {

@@ -4,8 +4,9 @@
 # The main job (make run): `tracemap stream` on a private instance while a
 # short workload runs on both CPUs, then Ctrl-C (SIGINT) and the per-CPU
 # statistics. The workload starts processes and writes numbered markers;
-# the job checks that every marker arrived exactly once, in order, and that
-# the private instance is gone afterwards. Nothing at the top level of
+# the job checks that every marker arrived exactly once, in order, that
+# tracemap's own events are under 5 % of what it printed (they are left
+# out), and that the private instance is gone afterwards. Nothing at the top level of
 # tracefs is touched.
 #
 #   scripts/run-demo.sh [seconds]      TRACEMAP=path/to/tracemap
@@ -85,6 +86,7 @@ done
 kill -INT $pid
 wait $pid
 rc=$?
+tmpid=$pid
 pid=
 [ $rc -eq 0 ] || { cat "$tmp/stderr.txt"; die "tracemap stream exited $rc"; }
 
@@ -99,6 +101,9 @@ echo "== events per name:"
 awk '{ i = index($0, "] "); if (!i) next; s = substr($0, i + 2); sub(/^ *[0-9.]+: /, "", s)
 	sub(/:.*/, "", s); n[s]++ } END { for (e in n) printf "%10d  %s\n", n[e], e }' \
 	"$tmp/events.txt" | sort -rn
+# tracemap's own events: as the task, or as the task its sched events name
+own=$(grep -cE "tracemap-$tmpid |tracemap:$tmpid |pid=$tmpid( |$)" "$tmp/events.txt")
+echo "== events of tracemap itself ($tmpid): $own of $lines (left out unless --no-filter)"
 echo "== tracemap's statistics (stderr, after Ctrl-C):"
 grep -v '^tracemap: streaming' "$tmp/stderr.txt"
 
@@ -112,5 +117,6 @@ for cpu in 0 1; do
 		awk '$1 != NR - 1 { exit 1 }' || die "cpu$cpu markers out of order"
 done
 [ -d "$idir" ] && die "the private instance $inst was left behind"
+[ $((own * 20)) -le "$lines" ] || die "$own of $lines events are tracemap's own (more than 5 %)"
 echo "== ok: $want markers exactly once and in order; $inst removed"
 exit 0

@@ -5,7 +5,7 @@ TOOL_SRCS	:= $(wildcard tools/*.c)
 TOOL_OBJS	:= $(TOOL_SRCS:%.c=$(O)/%.o)
 TOOL		:= $(O)/tracemap
 
-EXTRA_CFLAGS_tools/ := $(TEP_CFLAGS) $(TFS_CFLAGS)
+EXTRA_CFLAGS_tools/ := $(TEP_CFLAGS) $(TFS_CFLAGS) -DTRACEMAP_VERSION='"$(VERSION)"'
 
 $(TOOL_OBJS): tools/tracemap-tool.h tools/cmd-stream.h include/tracemap.h
 

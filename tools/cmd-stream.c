@@ -6,8 +6,9 @@
  * stream-*.c (see cmd-stream.h); this file holds the options and the order.
  *
  * Nothing is changed before every argument was checked. Changes are made in
- * this order and undone in the reverse one: the private instance (if no -B),
- * the stream (buffer_percent), the events.
+ * this order and undone in the reverse one: the instance (private, or -B
+ * made when missing; -b, -C), the command (held before its exec), the
+ * stream (buffer_percent, events, filters, pids: the library puts them back).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <tracefs.h>
@@ -29,20 +31,29 @@
 
 struct opts {
 	const char *instance;	/* -B */
-	bool top;
-	char **specs;		/* -e */
+	struct tracemap_event_spec *specs;	/* -e, each with the -f after it */
 	int nr_specs;
+	int *pids;		/* -P */
+	int nr_pids;
+	char **command;		/* the trailing command, or NULL */
 	const char *cpumask;
-	bool follow;
-	bool unordered;
+	const char *clock;	/* -C */
+	long buffer_kb;		/* -b */
 	int latency_ms;
 	int watermark;
-	bool busy;
-	bool raw;
+	/* the switches, set by getopt_long() itself */
+	int top;
+	int follow;
+	int unordered;
+	int busy;
+	int raw;
+	int no_filter;
+	int only_command;	/* -F */
 };
 
 /* ---------------------------------------------------------- statistics */
 
+/* The columns and their names: libtracemap-cpu(3), tracemap_cpu_stats. */
 static void print_stats(struct tracemap_stream *s, double secs)
 {
 	struct tracemap_cpu_stats st, tot = { 0 };
@@ -50,19 +61,21 @@ static void print_stats(struct tracemap_stream *s, double secs)
 	int i;
 
 	fprintf(stderr, "tracemap: %.1f s\n", secs);
-	fprintf(stderr, "%4s %-7s %12s %14s %10s %6s %10s %12s %10s %8s\n", "cpu", "backend",
-		"events", "bytes", "lost", "gaps", "wakeups", "get_reader", "reads", "late");
+	fprintf(stderr, "%4s %-7s %12s %14s %10s %12s %10s %12s %10s %8s %10s %10s\n", "cpu",
+		"backend", "events", "bytes", "lost", "lost_unknown", "wakeups", "get_reader",
+		"reads", "late", "own", "stolen");
 	for (i = 0; i < tracemap_stream_nr_cpus(s); i++) {
 		c = tracemap_stream_cpu(s, i);
 		if (tracemap_cpu_stats(c, &st, sizeof(st)))
 			continue;
-		fprintf(stderr, "%4d %-7s %12llu %14llu %10llu %6llu %10llu %12llu %10llu %8llu\n",
-			tracemap_cpu_id(c),
+		fprintf(stderr, "%4d %-7s %12llu %14llu %10llu %12llu %10llu %12llu %10llu %8llu "
+			"%10llu %10llu\n", tracemap_cpu_id(c),
 			tracemap_cpu_backend(c) == TRACEMAP_BACKEND_MMAP ? "mmap" : "read",
 			(unsigned long long)st.events, (unsigned long long)st.bytes,
 			(unsigned long long)st.lost, (unsigned long long)st.lost_unknown,
 			(unsigned long long)st.wakeups, (unsigned long long)st.get_reader,
-			(unsigned long long)st.reads, (unsigned long long)st.late);
+			(unsigned long long)st.reads, (unsigned long long)st.late,
+			(unsigned long long)st.own, (unsigned long long)st.stolen);
 		tot.events += st.events;
 		tot.bytes += st.bytes;
 		tot.lost += st.lost;
@@ -71,12 +84,16 @@ static void print_stats(struct tracemap_stream *s, double secs)
 		tot.get_reader += st.get_reader;
 		tot.reads += st.reads;
 		tot.late += st.late;
+		tot.own += st.own;
+		tot.stolen += st.stolen;
 	}
-	fprintf(stderr, "%4s %-7s %12llu %14llu %10llu %6llu %10llu %12llu %10llu %8llu\n", "all",
-		"", (unsigned long long)tot.events, (unsigned long long)tot.bytes,
-		(unsigned long long)tot.lost, (unsigned long long)tot.lost_unknown,
-		(unsigned long long)tot.wakeups, (unsigned long long)tot.get_reader,
-		(unsigned long long)tot.reads, (unsigned long long)tot.late);
+	fprintf(stderr, "%4s %-7s %12llu %14llu %10llu %12llu %10llu %12llu %10llu %8llu %10llu "
+		"%10llu\n", "all", "", (unsigned long long)tot.events,
+		(unsigned long long)tot.bytes, (unsigned long long)tot.lost,
+		(unsigned long long)tot.lost_unknown, (unsigned long long)tot.wakeups,
+		(unsigned long long)tot.get_reader, (unsigned long long)tot.reads,
+		(unsigned long long)tot.late, (unsigned long long)tot.own,
+		(unsigned long long)tot.stolen);
 }
 
 /* --------------------------------------------------------------- main */
@@ -112,19 +129,63 @@ static int parse_int(const char *opt, const char *arg, int min, int max, int *va
 	return 0;
 }
 
-enum { OPT_TOP = 256, OPT_NONCONSUMING, OPT_UNORDERED, OPT_LATENCY, OPT_WATERMARK, OPT_BUSY,
-       OPT_RAW };
+/* -P 1234 or -P 1234,5678 */
+static int parse_pids(const char *arg, struct opts *o)
+{
+	const char *p = arg;
+	char *end;
+	long v;
+	int *n;
+
+	while (*p) {
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v <= 0 || v > 0x3fffffff || (*end && *end != ',')) {
+			tool_err("-P %s: give process ids, e.g. -P 1234 or -P 1234,5678", arg);
+			return -1;
+		}
+		if (kill((pid_t)v, 0) && errno == ESRCH) {
+			tool_err("-P %s: no process %ld", arg, v);
+			return -1;
+		}
+		n = realloc(o->pids, (o->nr_pids + 1) * sizeof(*n));
+		if (!n)
+			return -1;
+		o->pids = n;
+		o->pids[o->nr_pids++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+/* -b: KiB per CPU, as trace-cmd record -b */
+static int parse_kb(const char *arg, long *kb)
+{
+	char *end;
+
+	errno = 0;
+	*kb = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || *kb < 1 || *kb > 16 * 1024 * 1024) {
+		tool_err("-b %s: give the buffer size per CPU in KiB, from 1 to 16777216", arg);
+		return -1;
+	}
+	return 0;
+}
+
+enum { OPT_LATENCY = 256, OPT_WATERMARK, OPT_VERSION };
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-		{ "top", no_argument, NULL, OPT_TOP },
-		{ "non-consuming", no_argument, NULL, OPT_NONCONSUMING },
-		{ "unordered", no_argument, NULL, OPT_UNORDERED },
+	const struct option longopts[] = {
+		{ "top", no_argument, &o->top, 1 },
+		{ "non-consuming", no_argument, &o->follow, 1 },
+		{ "unordered", no_argument, &o->unordered, 1 },
 		{ "latency-ms", required_argument, NULL, OPT_LATENCY },
 		{ "watermark", required_argument, NULL, OPT_WATERMARK },
-		{ "busy-poll", no_argument, NULL, OPT_BUSY },
-		{ "raw", no_argument, NULL, OPT_RAW },
+		{ "busy-poll", no_argument, &o->busy, 1 },
+		{ "raw", no_argument, &o->raw, 1 },
+		{ "no-filter", no_argument, &o->no_filter, 1 },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -132,25 +193,40 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	o->latency_ms = 100;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+B:e:M:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+B:e:f:P:FM:C:b:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 0:		/* a switch, set through longopts */
+			break;
 		case 'B':
 			o->instance = optarg;
 			break;
 		case 'e':
-			o->specs[o->nr_specs++] = optarg;
+			o->specs[o->nr_specs++] = (struct tracemap_event_spec){ .name = optarg };
+			break;
+		case 'f':
+			if (!o->nr_specs) {
+				tool_err("-f %s: a filter applies to the -e before it; give -e first",
+					 optarg);
+				return -1;
+			}
+			o->specs[o->nr_specs - 1].filter = optarg;
+			break;
+		case 'P':
+			if (parse_pids(optarg, o))
+				return -1;
+			break;
+		case 'F':
+			o->only_command = 1;
 			break;
 		case 'M':
 			o->cpumask = optarg;
 			break;
-		case OPT_TOP:
-			o->top = true;
+		case 'C':
+			o->clock = optarg;
 			break;
-		case OPT_NONCONSUMING:
-			o->follow = true;
-			break;
-		case OPT_UNORDERED:
-			o->unordered = true;
+		case 'b':
+			if (parse_kb(optarg, &o->buffer_kb))
+				return -1;
 			break;
 		case OPT_LATENCY:
 			if (parse_int("--latency-ms", optarg, 1, 3600000, &o->latency_ms))
@@ -160,17 +236,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (parse_int("--watermark", optarg, 0, 100, &o->watermark))
 				return -1;
 			break;
-		case OPT_BUSY:
-			o->busy = true;
-			break;
-		case OPT_RAW:
-			o->raw = true;
-			break;
+		case OPT_VERSION:
+			tool_version();
+			exit(0);
 		case 'h':
 			tool_usage(stdout);
 			exit(0);
 		default:
-			if (optopt && optopt < 256 && strchr("BeM", optopt))
+			if (optopt && optopt < 256 && strchr("BefPMCb", optopt))
 				tool_err("option -%c needs an argument (tracemap --help)", optopt);
 			else if (optopt >= OPT_LATENCY && optopt <= OPT_WATERMARK)
 				tool_err("option %s needs an argument (tracemap --help)",
@@ -180,12 +253,19 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			return -1;
 		}
 	}
-	if (optind < argc) {
-		tool_err("unexpected argument '%s' (tracemap --help)", argv[optind]);
-		return -1;
-	}
+	if (optind < argc)
+		o->command = argv + optind;
 	if (o->top && o->instance) {
 		tool_err("-B and --top exclude each other: give one buffer to stream");
+		return -1;
+	}
+	if (o->only_command && !o->command) {
+		tool_err("-F traces only the command given after the options: give one "
+			 "(tracemap stream -F -e sched ls)");
+		return -1;
+	}
+	if (o->only_command && o->nr_pids) {
+		tool_err("-F and -P exclude each other: -F traces the command, -P running tasks");
 		return -1;
 	}
 	return 0;
@@ -194,15 +274,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 int cmd_stream(int argc, char **argv)
 {
 	struct tracemap_stream_opts so = { .sz = sizeof(so) };
-	struct tracefs_instance *inst = NULL;
-	struct ev_set events = { 0 };
 	struct tracemap_stream *s = NULL;
+	struct stream_inst si = { .old_size_kb = -1 };
 	struct opts o = { 0 };
 	struct printer p;
-	int sfd = -1, ret = 1;
-	bool private = false, printer_ok = false;
-	char pname[64];
-	const char *tfs, *iname;
+	int sfd = -1, ret = 1, cmd_pid = -1, status = 0;
+	bool inst_ok = false;
+	const char *tfs;
 	uint64_t start;
 	sigset_t sigs;
 
@@ -211,54 +289,48 @@ int cmd_stream(int argc, char **argv)
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGCHLD);	/* the command ended */
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	printer_init(&p, false);
 
 	o.specs = calloc(argc, sizeof(*o.specs));
 	if (!o.specs || parse_args(argc, argv, &o))
 		goto out;
+	printer_init(&p, o.raw);
 	tfs = tool_tracefs();
-	if (!tfs ||
-	    tool_instance_check(o.instance, ", or leave out -B to stream a private instance"))
-		goto out;
-	if (events_resolve(tfs, o.specs, o.nr_specs, &events))
+	if (!tfs)
 		goto out;
 
-	/* the buffer: an existing instance, the top level, or our own */
-	if (o.instance) {
-		inst = tracefs_instance_alloc(tfs, o.instance);
-		if (!inst) {
-			tool_err("cannot open instance %s: %s", o.instance, strerror(errno));
-			goto out;
-		}
-	}
-	if (printer_init(&p, tfs, inst, o.raw))
+	/* the buffer: -B (made when missing), the top level, or our own */
+	if (instance_setup(&si, tfs, o.instance, o.top))
 		goto out;
-	printer_ok = true;
-	if (!o.instance && !o.top) {
-		snprintf(pname, sizeof(pname), "tracemap-%d", (int)getpid());
-		inst = tracefs_instance_create(pname);
-		if (!inst) {
-			tool_err("cannot create instance %s: %s", pname, strerror(errno));
+	inst_ok = true;
+	/* -b first: the buffer cannot be resized once the stream maps it */
+	if (instance_set_buffer_kb(&si, o.buffer_kb) || instance_set_clock(&si, o.clock))
+		goto out;
+	warn_tracing_off(si.inst, tfs);
+
+	if (o.command) {
+		cmd_pid = command_fork(o.command);
+		if (cmd_pid < 0)
 			goto out;
+		if (o.only_command) {
+			o.pids = malloc(sizeof(*o.pids));
+			if (!o.pids)
+				goto out;
+			o.pids[0] = cmd_pid;
+			o.nr_pids = 1;
 		}
-		if (!tracefs_instance_is_new(inst)) {
-			tool_err("instance %s already exists: remove it (rmdir %s/instances/%s) "
-				 "if no one uses it", pname, tfs, pname);
-			tracefs_instance_free(inst);
-			inst = NULL;
-			goto out;
-		}
-		private = true;
-		/* same clock as a fresh instance has; keep the time column in step */
-		if (!o.raw)
-			p.tfmt = printer_time_format(inst);
 	}
-	iname = inst ? tracefs_instance_get_name(inst) : NULL;
-	warn_tracing_off(inst, tfs);
 
 	so.mode = o.follow ? TRACEMAP_MODE_FOLLOW : TRACEMAP_MODE_CONSUME;
-	so.flags = o.unordered ? TRACEMAP_STREAM_UNORDERED : 0;
+	so.flags = (o.unordered ? TRACEMAP_STREAM_UNORDERED : 0) |
+		   (o.busy ? TRACEMAP_STREAM_BUSY_POLL : 0) |
+		   (o.no_filter ? 0 : TRACEMAP_STREAM_NO_SELF) |
+		   (o.only_command ? TRACEMAP_STREAM_PID_FORKS : 0) |
+		   /* the tool's default: a wakeup per event, its own events filtered out */
+		   (o.watermark ? 0 : TRACEMAP_STREAM_LOW_LATENCY);
 	so.cpumask = o.cpumask;
 	so.watermark = o.watermark;
 	so.latency_ms = o.latency_ms;
@@ -266,14 +338,13 @@ int cmd_stream(int argc, char **argv)
 	so.on_lost = printer_on_lost;
 	so.ctx = &p;
 	so.tracefs_dir = tfs;
-	s = tracemap_stream_open(iname, &so);
-	if (!s) {
-		if (errno != ENXIO && errno != EINVAL && errno != ENODEV)
-			tool_err("cannot stream %s: %s", iname ? iname : "the top-level buffer",
-				 strerror(errno));
-		goto out;
-	}
-	if (events_enable(inst, &events))
+	so.events = o.specs;
+	so.nr_events = o.nr_specs;
+	so.pids = o.pids;
+	so.nr_pids = o.nr_pids;
+	/* a failure is explained by the library (libtracemap-print(3)) */
+	s = tracemap_stream_open(si.name, &so);
+	if (!s || printer_attach(&p, s, si.inst))
 		goto out;
 
 	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -281,32 +352,35 @@ int cmd_stream(int argc, char **argv)
 		tool_err("signalfd: %s", strerror(errno));
 		goto out;
 	}
-	if (private)
+	if (si.created && !si.announce)
 		fprintf(stderr, "tracemap: streaming the private instance %s (markers: %s/instances/"
-			"%s/trace_marker); Ctrl-C stops\n", iname, tfs, iname);
+			"%s/trace_marker); Ctrl-C stops\n", si.name, tfs, si.name);
 	/* a file or pipe gets large writes; a terminal a line at a time */
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, NULL, _IOFBF, STDOUT_BUF);
+	if (o.command && command_start(o.command[0]))
+		goto out;
 	start = now_ns();
 	p.sfd = sfd;
+	/* until Ctrl-C, SIGTERM, SIGHUP or the end of the command (SIGCHLD) */
 	ret = stream_loop(s, &p, sfd, o.busy, o.latency_ms) ? 1 : 0;
 	p.sfd = -1;
 
-	/* stop: the events first, then what is left in the buffers */
-	events_restore(inst, &events);
+	/* stop: the events first, then what is left in the buffers, then the statistics */
+	tracemap_stream_restore_events(s);
 	stream_final_drain(s);
 	print_stats(s, (now_ns() - start) / 1e9);
+	if (o.command)
+		command_ended(&status);
 out:
-	events_restore(inst, &events);
+	command_abort();
+	printer_free(&p);
+	/* the events are put back with the stream, before the instance goes */
 	tracemap_stream_close(s);
-	if (private && tracefs_instance_destroy(inst))
-		tool_err("cannot remove instance %s: %s (remove it with rmdir)",
-			 tracefs_instance_get_name(inst), strerror(errno));
-	tracefs_instance_free(inst);
-	if (printer_ok)
-		printer_free(&p);
-	events_free(&events);
+	if (inst_ok)
+		instance_restore(&si);
 	free(o.specs);
+	free(o.pids);
 	if (sfd >= 0)
 		close(sfd);
 	fflush(stdout);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 */
 /*
  * tracemap stream, by concern:
- *   stream-events.c  -e resolution, enabling the events and putting them back
+ *   stream-instance.c the instance: private, -B (made when missing), -b, -C
+ *   stream-command.c  the traced command (a trailing command, -F)
  *   stream-print.c   the text printer (trace-cmd report's columns, or --raw)
  *   stream-loop.c    the wait/consume loop, output flushing, the final drain
  *   cmd-stream.c     options, setup and teardown in order, statistics
@@ -18,65 +19,63 @@ struct tracefs_instance;
 struct tracemap_event;
 struct tracemap_stream;
 
-/* ------------------------------------------------ stream-events.c */
+/* ---------------------------------------------- stream-instance.c */
 
-/* One event the stream enables, and what to put back. */
-struct ev_item {
-	char *system;
-	char *event;
-	bool was_enabled;
-	bool enabled;		/* we enabled it (and restore it) */
-};
-
-struct sys_item {
-	char *system;
-	bool whole;		/* every event of the system was asked for */
-};
-
-/* The events of the -e options, resolved against tracefs. */
-struct ev_set {
-	struct ev_item *evs;
-	struct sys_item *sys;
-	int nr_evs;
-	int nr_sys;
+/* The buffer a stream reads, and what tracemap changed in it to put back. */
+struct stream_inst {
+	struct tracefs_instance *inst;	/* NULL: the top-level buffer */
+	const char *name;		/* NULL: the top-level buffer */
+	bool created;			/* we made it (private, or -B of a missing one) */
+	bool announce;			/* say so when it is made and removed (-B) */
+	char *old_clock;		/* trace_clock to put back, or NULL */
+	long old_size_kb;		/* buffer_size_kb to put back, or -1 */
 };
 
 /*
- * Resolve the -e @specs against the event lists of @tfs into @set; 0, or -1
- * after a message naming the spec that matched nothing.
+ * Open the instance of -B (creating it when missing), a private one when
+ * @name is NULL and @top is false, or the top level; -1 after a message.
  */
-int events_resolve(const char *tfs, char **specs, int nr_specs, struct ev_set *set);
+int instance_setup(struct stream_inst *si, const char *tfs, const char *name, bool top);
+/* -C and -b: set them, noting what to put back; -1 after a message. */
+int instance_set_clock(struct stream_inst *si, const char *clock);
+int instance_set_buffer_kb(struct stream_inst *si, long kb);
+/* Put back the clock and buffer size, remove the instance if we made it. */
+void instance_restore(struct stream_inst *si);
 
-/* Enable every event of @set in @inst, noting what was already on; -1 after a message. */
-int events_enable(struct tracefs_instance *inst, struct ev_set *set);
+/* ----------------------------------------------- stream-command.c */
 
-/* Put back every event events_enable() turned on; safe to call twice. */
-void events_restore(struct tracefs_instance *inst, struct ev_set *set);
-
-void events_free(struct ev_set *set);
+/*
+ * A command to trace: forked now, held before its exec until
+ * command_start(), so that its pid can be given to the stream first.
+ * Returns the pid, or -1 after a message.
+ */
+int command_fork(char **argv);
+/* Let it exec; -1 after a message when it could not be run. */
+int command_start(const char *name);
+/* A command that was never started exits without running; one that runs is left alone. */
+void command_abort(void);
+/* Whether the command has ended (reaping it); its exit status in *@status. */
+bool command_ended(int *status);
 
 /* ------------------------------------------------- stream-print.c */
 
-#define NR_GONE		64
-
 struct printer {
+	struct tracemap_stream *stream;	/* owns the event formats */
 	struct tep_handle *tep;
-	struct tep_event *exec_event;
 	struct tep_plugin_list *plugins;
 	struct trace_seq seq;
 	const char *tfmt;	/* time column, as trace-cmd report picks it */
-	const char *tracefs;
-	uint64_t cmdline_reload;
-	int gone[NR_GONE];	/* pids without a /proc entry, most recent */
-	unsigned int next_gone;
 	unsigned int since_check;	/* events since the last look at the signalfd */
 	int sfd;
 	bool stop;			/* a signal arrived during a round */
 	bool raw;
 };
 
-/* Load the event formats of @tfs (unless @raw); -1 after a message. */
-int printer_init(struct printer *p, const char *tfs, struct tracefs_instance *inst, bool raw);
+/* Zero @p: what the callbacks need before printer_attach(). */
+void printer_init(struct printer *p, bool raw);
+/* The stream's event formats and the time column of @inst (unless raw); -1 after a message. */
+int printer_attach(struct printer *p, struct tracemap_stream *s, struct tracefs_instance *inst);
+/* Before the stream is closed: the plugins were loaded into its formats. */
 void printer_free(struct printer *p);
 
 /* The time column for @inst's trace_clock, as trace-cmd report picks it. */

@@ -17,7 +17,6 @@
 
 #define DRAIN_NS		(300 * 1000000ULL)	/* final drain after the stop */
 #define BUSY_CHECK_EVERY	256			/* busy-poll: rounds per signal check */
-#define ROUND_GAP_NS		200000			/* at most 5000 rounds a second */
 
 uint64_t now_ns(void)
 {
@@ -79,7 +78,6 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 	struct flusher f = { .max_ns = (uint64_t)latency_ms * 1000000,
 			     .eager = isatty(STDOUT_FILENO) };
 	struct epoll_event e, evs[2];
-	uint64_t now, last_round = 0;
 	unsigned int rounds = 0;
 	int ep, ret, n, i;
 	bool stop = false;
@@ -112,18 +110,8 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 		close(ep);
 		goto fail;
 	}
+	/* the library paces the rounds (libtracemap-stream(3), wake-up policy) */
 	while (!stop) {
-		/*
-		 * Wake-up moderation: at most one round every ROUND_GAP_NS. A
-		 * trickle of events (watermark 0) would otherwise cost a
-		 * wake-up and a GET_READER per CPU for every event or two.
-		 */
-		now = now_ns();
-		if (now - last_round < ROUND_GAP_NS) {
-			struct timespec ts = { .tv_nsec = ROUND_GAP_NS - (now - last_round) };
-
-			nanosleep(&ts, NULL);
-		}
 		n = epoll_wait(ep, evs, 2, flush_timeout(&f));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -139,7 +127,6 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 				stop = true;
 				continue;
 			}
-			last_round = now_ns();
 			ret = tracemap_stream_consume(s);
 			if (ret == -EPIPE || p->stop || flush_output(&f, ret)) {
 				stop = true;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * tracemap stream: the text printer. Each event as 'trace-cmd report'
- * prints it from a trace.dat (or "[CPU] TS SIZE" with --raw), with task
- * names learnt live.
+ * prints it from a trace.dat (or "[CPU] TS SIZE" with --raw), with the
+ * stream's event formats and the task names the library learns live.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,8 +16,6 @@
 #include "tracemap-tool.h"
 #include "cmd-stream.h"
 
-#define CMDLINE_RELOAD_NS	(100 * 1000000ULL)	/* saved_cmdlines: tasks known gone */
-#define CMDLINE_RELOAD_MIN_NS	(1000000ULL)		/* ... a task new and gone */
 #define STOP_CHECK_EVERY	4096			/* events per signal check in a round */
 
 /* trace-cmd shows microseconds for these clocks and raw counts for the others */
@@ -39,22 +37,24 @@ const char *printer_time_format(struct tracefs_instance *inst)
 	return fmt;
 }
 
-int printer_init(struct printer *p, const char *tfs, struct tracefs_instance *inst, bool raw)
+void printer_init(struct printer *p, bool raw)
 {
 	memset(p, 0, sizeof(*p));
 	p->sfd = -1;
 	p->raw = raw;
-	p->tracefs = tfs;
-	if (raw)
+}
+
+int printer_attach(struct printer *p, struct tracemap_stream *s, struct tracefs_instance *inst)
+{
+	p->stream = s;
+	if (p->raw)
 		return 0;
-	p->tep = tracefs_local_events(tfs);
-	if (!p->tep) {
-		tool_err("cannot load the event formats from %s/events: %s", tfs, strerror(errno));
+	/* the library explains a failure */
+	p->tep = tracemap_stream_tep(s);
+	if (!p->tep)
 		return -1;
-	}
 	/* the plugins change how some events print (sched_switch, ...), as for trace-cmd */
 	p->plugins = tep_load_plugins(p->tep);
-	p->exec_event = tep_find_event_by_name(p->tep, "sched", "sched_process_exec");
 	trace_seq_init(&p->seq);
 	p->tfmt = printer_time_format(inst);
 	return 0;
@@ -66,7 +66,7 @@ void printer_free(struct printer *p)
 		return;
 	trace_seq_destroy(&p->seq);
 	tep_unload_plugins(p->plugins, p->tep);
-	tep_free(p->tep);
+	p->tep = NULL;
 }
 
 /* "[CPU] TS SIZE": no formatting library on this path */
@@ -98,75 +98,6 @@ static void print_raw(const struct tracemap_event *ev)
 	fwrite(q, 1, buf + sizeof(buf) - q, stdout);
 }
 
-/*
- * The comm of a task that was not in saved_cmdlines when we loaded it. trace-cmd
- * report takes saved_cmdlines as of the end of the recording; live, the task
- * usually still runs, so ask /proc, and re-read saved_cmdlines (rate-limited)
- * for tasks that are gone.
- */
-static void learn_comm(struct printer *p, int pid)
-{
-	char path[64], comm[64];
-	uint64_t now, wait;
-	bool seen = false;
-	FILE *f;
-	size_t n;
-	int i;
-
-	for (i = 0; i < NR_GONE; i++)
-		if (p->gone[i] == pid)
-			seen = true;
-	if (!seen) {
-		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-		f = fopen(path, "re");
-		if (f) {
-			n = fread(comm, 1, sizeof(comm) - 1, f);
-			fclose(f);
-			while (n && comm[n - 1] == '\n')
-				n--;
-			comm[n] = '\0';
-			if (n && !tep_register_comm(p->tep, comm, pid))
-				return;
-		}
-		p->gone[p->next_gone++ % NR_GONE] = pid;
-	}
-	/*
-	 * Gone already: the kernel saved its comm when it last left the CPU.
-	 * Look once for each new task (at most every millisecond), then only
-	 * now and then.
-	 */
-	now = now_ns();
-	wait = seen ? CMDLINE_RELOAD_NS : CMDLINE_RELOAD_MIN_NS;
-	if (now - p->cmdline_reload >= wait) {
-		p->cmdline_reload = now;
-		tracefs_load_cmdlines(p->tracefs, p->tep);
-	}
-}
-
-/*
- * A task that execs takes the name of the program: what trace-cmd finds in
- * saved_cmdlines at the end of a recording. Without this the lines after an
- * exec would keep the name /proc gave before it ("taskset" for
- * "taskset -c 1 sh").
- */
-static void exec_comm(struct printer *p, struct tep_event *e, struct tep_record *rec, int pid)
-{
-	char comm[16];
-	const char *file, *base;
-	int len = 0;
-
-	file = tep_get_field_raw(NULL, e, "filename", rec, &len, 0);
-	if (!file || len <= 0 || pid <= 0)
-		return;
-	len = strnlen(file, len);
-	base = memrchr(file, '/', len);
-	base = base ? base + 1 : file;
-	len -= base - file;
-	/* the kernel keeps TASK_COMM_LEN - 1 = 15 characters */
-	snprintf(comm, sizeof(comm), "%.*s", len, base);
-	tep_override_comm(p->tep, comm, pid);
-}
-
 static void print_event(struct printer *p, const struct tracemap_event *ev)
 {
 	static const char spaces[] = "                    "; /* 20 */
@@ -174,15 +105,12 @@ static void print_event(struct printer *p, const struct tracemap_event *ev)
 	struct tep_record rec;
 	struct tep_event *e;
 	const char *name;
-	int pid, len;
+	int len;
 
+	/* the library learns the task's name (saved_cmdlines, /proc, exec) */
+	tracemap_event_comm(p->stream, ev);
 	tracemap_event_to_record(ev, &rec);
-	pid = tep_data_pid(p->tep, &rec);
 	e = tep_find_event_by_record(p->tep, &rec);
-	if (e && e == p->exec_event)
-		exec_comm(p, e, &rec, pid);
-	else if (pid > 0 && !tep_is_pid_registered(p->tep, pid))
-		learn_comm(p, pid);
 
 	/* the columns of trace-cmd report 3.1.6 (trace_show_data()) */
 	trace_seq_reset(s);

@@ -6,6 +6,7 @@
 #define _TRACEMAP_TOOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct tracefs_instance;
 
@@ -14,15 +15,17 @@ void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The usage text of tracemap(1), to @to. */
 void tool_usage(FILE *to);
+/* "tracemap VERSION" to stdout */
+void tool_version(void);
 
-/* Where tracefs is mounted, or NULL after a message. */
+/* Where tracefs is mounted (asked of the library once), or NULL after a message. */
 const char *tool_tracefs(void);
 
 /*
- * Check the instance named by -B (NULL: the top-level buffer): one that does
- * not exist is an error with a message; @hint is appended to it.
+ * The directory of the instance named by -B (NULL: the top-level buffer)
+ * into @idir; -1 after the library's message when it does not exist.
  */
-int tool_instance_check(const char *name, const char *hint);
+int tool_instance_dir(const char *name, char *idir, size_t size);
 
 /* Route libtracemap's messages through tool_err(); debug ones when @verbose. */
 void tool_set_lib_print(bool verbose);

@@ -6,7 +6,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <tracefs.h>
 
@@ -15,26 +14,35 @@
 
 /* Keep in step with Documentation/tracemap.1.txt (tests/tools/tool-help.sh checks). */
 static const char usage_text[] =
-"usage: tracemap stream [-B instance | --top] [-e system[:event]]... [-M cpumask]\n"
+"usage: tracemap stream [-B instance | --top] [-e system[:event] [-f filter]]...\n"
+"                       [-P pid[,pid...]] [-M cpumask] [-b kb] [-C clock]\n"
 "                       [--non-consuming] [--unordered] [--latency-ms N]\n"
-"                       [--watermark PCT] [--busy-poll] [--raw]\n"
+"                       [--watermark PCT] [--busy-poll] [--raw] [--no-filter]\n"
+"                       [-F] [command [args...]]\n"
 "       tracemap stat [-B instance | --top]\n"
-"       tracemap --help\n"
+"       tracemap --help | --version\n"
 "\n"
 "Read the ftrace ring buffers of an instance through their memory mapping\n"
 "(Linux 6.10 or later).\n"
 "\n"
 "stream: enable the events, print each event as it arrives the way\n"
-"'trace-cmd report' does, until Ctrl-C or SIGTERM; then restore the events\n"
-"and buffer_percent and print per-CPU statistics to stderr.\n"
-"  -B instance          stream this existing instance; default: a private\n"
-"                       instance tracemap-<pid>, removed at exit\n"
+"'trace-cmd report' does, until Ctrl-C or SIGTERM (or the end of the\n"
+"command); then put back what it changed and print per-CPU statistics to\n"
+"stderr. The events tracemap causes itself are left out.\n"
+"  -B instance          stream this instance, made (and removed at exit) when\n"
+"                       it does not exist; default: a private instance\n"
+"                       tracemap-<pid>, removed at exit\n"
 "  --top                stream the top-level buffer\n"
 "  -e system[:event]    enable these events while streaming (repeatable);\n"
 "                       a system alone enables all its events, an event\n"
-"                       name alone that event in every system\n"
+"                       name alone that event in every system; all: every\n"
+"                       event\n"
+"  -f filter            a filter on the events of the -e before it\n"
+"  -P pid[,pid...]      only the events of these tasks (set_event_pid)\n"
 "  -M cpumask           CPUs to read, hexadecimal as in tracing_cpumask\n"
 "                       (default: the online CPUs)\n"
+"  -b kb                buffer size per CPU in KiB while streaming\n"
+"  -C clock             trace_clock while streaming (local, global, mono...)\n"
 "  --non-consuming      follow the buffer without removing what is read\n"
 "  --unordered          drain the fullest CPU first instead of merging by time\n"
 "  --latency-ms N       deliver events the kernel does not wake up for within\n"
@@ -44,6 +52,9 @@ static const char usage_text[] =
 "                       for every event)\n"
 "  --busy-poll          never sleep: lowest latency, one CPU busy\n"
 "  --raw                print CPU, time stamp and payload size only\n"
+"  --no-filter          keep the events tracemap causes itself\n"
+"  -F                   only the events of the command (and its children)\n"
+"  command [args...]    run it once the events are enabled; stop when it ends\n"
 "\n"
 "stat: for each CPU of the instance (default: the top-level buffer), whether\n"
 "its ring buffer can be mapped, sub-buffer size and count, events written,\n"
@@ -52,6 +63,7 @@ static const char usage_text[] =
 "  --top                the top-level buffer\n"
 "\n"
 "  -h, --help           this text (also after stream or stat)\n"
+"  --version            the version of tracemap\n"
 "\n"
 "Exit status: 0 on success, 1 on any error (nothing is changed when the\n"
 "arguments name an unknown event, instance or CPU).\n";
@@ -59,6 +71,11 @@ static const char usage_text[] =
 void tool_usage(FILE *to)
 {
 	fputs(usage_text, to);
+}
+
+void tool_version(void)
+{
+	printf("tracemap %s\n", TRACEMAP_VERSION);
 }
 
 void tool_err(const char *fmt, ...)
@@ -86,38 +103,28 @@ void tool_set_lib_print(bool verbose)
 	tracemap_set_print(lib_print, NULL);
 }
 
+/* The library finds tracefs and explains when it cannot. */
 const char *tool_tracefs(void)
 {
-	const char *dir = tracefs_tracing_dir();
+	static char dir[4096];
 
-	if (!dir)
-		tool_err("tracefs is not mounted: run 'mount -t tracefs nodev /sys/kernel/tracing'"
-			 " as root");
+	if (!dir[0] && tracemap_tracefs_dir(NULL, dir, sizeof(dir)))
+		return NULL;
 	return dir;
 }
 
-int tool_instance_check(const char *name, const char *hint)
+int tool_instance_dir(const char *name, char *idir, size_t size)
 {
-	const char *tfs;
-	char path[4096];
-	struct stat st;
+	const char *tfs = tool_tracefs();
 
-	if (!name)
-		return 0;
-	tfs = tool_tracefs();
 	if (!tfs)
 		return -1;
-	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
-		tool_err("invalid instance name '%s'", name);
+	if (name && !*name) {
+		/* the library reads "" as the top level; on the command line it is a mistake */
+		tool_err("invalid instance name '': give -B a name, or leave it out");
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/instances/%s", tfs, name);
-	if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
-		tool_err("no instance '%s' (%s does not exist): create it with 'mkdir %s'%s",
-			 name, path, path, hint ? hint : "");
-		return -1;
-	}
-	return 0;
+	return tracemap_instance_dir(tfs, name, idir, size) ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -130,6 +137,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		tool_usage(stdout);
+		return 0;
+	}
+	if (!strcmp(cmd, "--version")) {
+		tool_version();
 		return 0;
 	}
 	tool_set_lib_print(false);

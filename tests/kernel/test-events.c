@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -24,7 +25,18 @@
 
 #define TAG		"ev"
 #define POLL_LIMIT	2000
-#define MAX_REC		20000
+#define MAX_REC		100000
+
+/*
+ * LeakSanitizer (the -san build): libtraceevent 1.7.1 loses 2 bytes in
+ * parsing one of this kernel's event formats (tracefs_local_events() +
+ * tep_free() alone shows it), once per stream that loads the formats.
+ */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:libtraceevent.so\n";
+}
 
 static struct th_fixture fx = TH_FIXTURE(TAG);
 static struct tracemap_stream *stream;
@@ -52,6 +64,7 @@ static void sink(void *ctx, enum tracemap_log_level level, const char *msg)
 static int on_event(void *ctx, const struct tracemap_event *ev)
 {
 	struct rec *r;
+	int ret;
 
 	if (nrec >= MAX_REC)
 		return 0;
@@ -60,9 +73,11 @@ static int on_event(void *ctx, const struct tracemap_event *ev)
 	r->pid = tracemap_event_pid(stream, ev);
 	snprintf(r->name, sizeof(r->name), "%s:%s", tracemap_event_system(stream, ev),
 		 tracemap_event_name(stream, ev));
-	if (decode_fn && decode_fn(ev, r) < 0)
+	ret = decode_fn ? decode_fn(ev, r) : 0;
+	if (ret < 0)
 		return -1;
-	nrec++;
+	if (!ret)
+		nrec++;
 	return 0;
 }
 
@@ -169,6 +184,11 @@ static void test_enable_restore(void **state)
 
 		assert_non_null(open_with(sys, 1, 0, TRACEMAP_MODE_CONSUME));
 		assert_file("events/sched/sched_process_exec/enable", "1");
+		/* put back while the stream stays open, for a final drain */
+		assert_int_equal(tracemap_stream_restore_events(stream), 0);
+		assert_file("events/sched/sched_process_exec/enable", "0");
+		assert_null(tracemap_stream_events(stream)[0]);
+		assert_int_equal(tracemap_stream_restore_events(stream), 0);
 		tracemap_stream_close(stream);
 		stream = NULL;
 		assert_file("events/sched/sched_process_exec/enable", "0");
@@ -312,16 +332,19 @@ static void test_fields_match_kernel_text(void **state)
 /* raw_syscalls:sys_enter: a fixed array of numbers; sched_process_exec: a __string */
 static int decode_sys(const struct tracemap_event *ev, struct rec *r)
 {
-	const unsigned long *args;
+	unsigned long args[6];
+	const void *p;
 	unsigned int size = 0;
 	const char *f;
 	long long v;
 
 	if (!strcmp(r->name, "raw_syscalls:sys_enter")) {
-		args = tracemap_event_field_array(stream, ev, "args", &size);
-		if (!args || size != 6 * sizeof(*args) ||
+		/* borrowed from the record: 4-byte aligned only */
+		p = tracemap_event_field_array(stream, ev, "args", &size);
+		if (!p || size != sizeof(args) ||
 		    tracemap_event_field_num(stream, ev, "id", &r->n[0]))
 			return -1;
+		memcpy(args, p, sizeof(args));
 		r->n[1] = (long long)args[0];
 		r->n[2] = (long long)args[1];
 		r->n[3] = (long long)args[2];
@@ -365,6 +388,8 @@ static void test_arrays_and_dynamic_strings(void **state)
 	}
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* other tasks exec too: stop writing, then read dry */
+	assert_int_equal(th_instance_write(fx.inst, "tracing_on", "0"), 0);
 	drain(150);
 
 	for (i = 0; i < nrec; i++) {
@@ -454,8 +479,13 @@ static bool ours(long long pid)
 	return false;
 }
 
+static int child_pid;
+
+/* Returns 1 to leave out events that name neither us nor the child (other tasks' load). */
 static int decode_sched(const struct tracemap_event *ev, struct rec *r)
 {
+	int i;
+
 	r->n[0] = r->n[1] = r->n[2] = -1;
 	r->n[3] = -1;
 	if (!strcmp(r->name, "sched:sched_switch")) {
@@ -466,7 +496,12 @@ static int decode_sched(const struct tracemap_event *ev, struct rec *r)
 	} else if (tracemap_event_field_num(stream, ev, "pid", &r->n[2])) {
 		return -1;
 	}
-	return 0;
+	if (ours(r->pid))
+		return 0;
+	for (i = 0; i < 3; i++)
+		if (ours(r->n[i]) || r->n[i] == child_pid)
+			return 0;
+	return 1;
 }
 
 /*
@@ -479,13 +514,20 @@ static int decode_sched(const struct tracemap_event *ev, struct rec *r)
 static unsigned int self_run(unsigned int flags, bool external, unsigned int *own,
 			     uint64_t *own_stat)
 {
+	/*
+	 * Only this program's tasks by name: the other tasks of a busy machine
+	 * would overflow the buffer of a slow (sanitizer) build.
+	 */
 	static const struct tracemap_event_spec ev[] = {
-		{ "sched:sched_switch", NULL }, { "sched:sched_wakeup", NULL },
-		{ "sched:sched_waking", NULL },
+		{ "sched:sched_switch", "prev_comm ~ \"test-events*\" || next_comm ~ "
+		  "\"test-events*\" || prev_comm == \"tmevchild\" || next_comm == \"tmevchild\"" },
+		{ "sched:sched_wakeup", "comm ~ \"test-events*\" || comm == \"tmevchild\"" },
+		{ "sched:sched_waking", "comm ~ \"test-events*\" || comm == \"tmevchild\"" },
 	};
 	struct tracemap_cpu_stats st;
 	unsigned int i, child_sleeps = 0;
 	int pid, status, k;
+	char path[128];
 
 	nrec = 0;
 	*own = 0;
@@ -493,12 +535,14 @@ static unsigned int self_run(unsigned int flags, bool external, unsigned int *ow
 	decode_fn = decode_sched;
 	/* external: enabled by someone else, so only the user-space check applies */
 	if (external) {
-		assert_int_equal(th_instance_write(fx.inst, "events/sched/sched_switch/enable",
-						   "1"), 0);
-		assert_int_equal(th_instance_write(fx.inst, "events/sched/sched_waking/enable",
-						   "1"), 0);
-		assert_int_equal(th_instance_write(fx.inst, "events/sched/sched_wakeup/enable",
-						   "1"), 0);
+		for (k = 0; k < 3; k++) {
+			snprintf(path, sizeof(path), "events/%s/filter", ev[k].name);
+			*strchr(path + 7, ':') = '/';
+			assert_int_equal(th_instance_write(fx.inst, path, ev[k].filter), 0);
+			*strrchr(path, '/') = '\0';
+			strcat(path, "/enable");
+			assert_int_equal(th_instance_write(fx.inst, path, "1"), 0);
+		}
 	}
 	assert_non_null(open_with(ev, external ? 0 : 3, flags | TRACEMAP_STREAM_LOW_LATENCY,
 				  TRACEMAP_MODE_CONSUME));
@@ -521,9 +565,11 @@ static unsigned int self_run(unsigned int flags, bool external, unsigned int *ow
 	assert_true(pid >= 0);
 	if (!pid) {
 		th_pin(1);
+		prctl(PR_SET_NAME, "tmevchild");
 		sleeps(SLEEPS);
 		_exit(0);
 	}
+	child_pid = pid;
 	/* the stream reads while the child runs: our own wakeups happen */
 	for (k = 0; k < POLL_LIMIT; k++) {
 		assert_true(tracemap_stream_poll(stream, 5) >= 0);
@@ -549,10 +595,16 @@ static unsigned int self_run(unsigned int flags, bool external, unsigned int *ow
 	}
 	tracemap_stream_close(stream);
 	stream = NULL;
-	assert_file("events/sched/sched_switch/filter", "none");
 	assert_file("set_event_notrace_pid", "");
-	if (external)
+	if (external) {
 		assert_int_equal(th_instance_write(fx.inst, "events/enable", "0"), 0);
+		for (k = 0; k < 3; k++) {
+			snprintf(path, sizeof(path), "events/%s/filter", ev[k].name);
+			*strchr(path + 7, ':') = '/';
+			assert_int_equal(th_instance_write(fx.inst, path, "0"), 0);
+		}
+	}
+	assert_file("events/sched/sched_switch/filter", "none");
 	th_restore_affinity();
 	return child_sleeps;
 }

@@ -42,9 +42,23 @@ fails "unknown option" stream --bogus
 fails "needs an argument" stream -B
 fails "needs an argument" stream -B "$inst" -e
 fails "needs an argument" stream -B "$inst" --latency-ms
-fails "unexpected argument" stream -B "$inst" extra
+fails "cannot run 'no-such-command-x'" stream -B "$inst" no-such-command-x
 fails "exclude each other" stream -B "$inst" --top
-fails "no instance 'tmtest-st-none'" stream -B tmtest-st-none -e sched
+# a missing -B instance is made, and removed again after the error
+fails "no such event" stream -B "tmtest-st-none-$$" -e sched:no_such_event
+[ -d "$TL_TRACEFS/instances/tmtest-st-none-$$" ] && tl_fail "-B left tmtest-st-none-$$ behind"
+fails "empty event name" stream -B "$inst" -e sched:
+fails "empty system name" stream -B "$inst" -e :sched_switch
+fails "is not valid" stream -B "$inst" -e sched:sched_switch -f 'no_such_field == 1'
+fails "applies to the -e before it" stream -B "$inst" -f 'pid == 1' -e sched
+fails "give process ids" stream -B "$inst" -P 12x
+fails "give process ids" stream -B "$inst" -P 0
+fails "no process 1073741823" stream -B "$inst" -P 1073741823
+fails "give the buffer size" stream -B "$inst" -b 0
+fails "give the buffer size" stream -B "$inst" -b lots
+fails "no such trace clock" stream -B "$inst" -C no_such_clock
+fails "give one" stream -B "$inst" -F
+fails "exclude each other" stream -B "$inst" -P 1 -F true
 fails "invalid instance name" stream -B ../x
 fails "no such event" stream -B "$inst" -e sched:no_such_event
 fails "no such event" stream -B "$inst" -e sched:sched_switch -e no_such_system
@@ -65,7 +79,10 @@ fails "unknown option" stat --bogus
 fails "exclude each other" stat -B "$inst" --top
 tl_log "$nr bad command lines: exit 1, a message, nothing changed"
 
-# --help is not an error
+# --help and --version are not errors
+"$TM" --version | grep -qx 'tracemap [0-9]*\.[0-9]*\.[0-9]*' || tl_fail "tracemap --version"
+"$TM" stream --version | grep -qx 'tracemap [0-9]*\.[0-9]*\.[0-9]*' ||
+	tl_fail "tracemap stream --version"
 "$TM" --help > help.txt || tl_fail "tracemap --help failed"
 grep -q '^usage: tracemap stream' help.txt || tl_fail "--help has no usage"
 "$TM" stream --help | cmp -s - help.txt || tl_fail "tracemap stream --help differs"
