@@ -1328,6 +1328,19 @@ static PyObject *stream_fileno(StreamObject *st, PyObject *unused)
 	return PyLong_FromLong(tracemap_stream_epoll_fd(st->s));
 }
 
+static PyObject *stream_restore_events(StreamObject *st, PyObject *unused)
+{
+	int ret;
+
+	if (check_usable(st))
+		return NULL;
+	last_error[0] = '\0';
+	ret = tracemap_stream_restore_events(st->s);
+	if (ret < 0)
+		return raise_errno(-ret, "restore the events");
+	Py_RETURN_NONE;
+}
+
 static PyObject *stream_close(StreamObject *st, PyObject *unused)
 {
 	if (st->busy) {
@@ -1479,6 +1492,10 @@ static PyMethodDef stream_methods[] = {
 	  "get_reader, reads, wakeups, kernel_entries, kernel_overrun,\n"
 	  "kernel_read, late, stolen (taken by another consumer), own (left\n"
 	  "out by self-filtering)." },
+	{ "restore_events", (PyCFunction)stream_restore_events, METH_NOARGS,
+	  "restore_events()\n\n"
+	  "Put back the events, filters and pids the stream set up, and keep\n"
+	  "reading: for a final drain that ends (close() does it too)." },
 	{ "close", (PyCFunction)stream_close, METH_NOARGS,
 	  "close()\n\n"
 	  "Restore the events and filters, close the readers, restore\n"

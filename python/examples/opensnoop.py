@@ -67,7 +67,8 @@ def main():
                     stream.poll(int((end - time.monotonic()) * 1000) + 1)
         except KeyboardInterrupt:
             pass
-        # what is already in the buffers, for at most a second
+        # no new events, then what is already in the buffers, for at most a second
+        stream.restore_events()
         end = time.monotonic() + 1
         while stream.consume() and time.monotonic() < end:
             pass

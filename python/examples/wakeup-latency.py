@@ -70,7 +70,8 @@ def main():
                     report()
                     next_report += args.interval
         except KeyboardInterrupt:
-            # what is already in the buffers, for at most a second
+            # no new events, then what is already in the buffers, for at most a second
+            stream.restore_events()
             end = time.monotonic() + 1
             while stream.consume() and time.monotonic() < end:
                 pass

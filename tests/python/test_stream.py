@@ -431,6 +431,10 @@ def test_events_restored(instance):
         # the stream adds the terms that leave out its own events
         assert open(os.path.join(d, "events/sched/sched_switch/filter")).read().startswith(
             "(prev_pid != 0)")
+        # restore_events() puts them back and the stream stays readable
+        s.restore_events()
+        assert open(os.path.join(d, "events/sched/sched_switch/enable")).read() == "0\n"
+        s.read(0)
     assert open(os.path.join(d, "events/sched/sched_switch/enable")).read() == "0\n"
     assert open(os.path.join(d, "events/sched/sched_waking/enable")).read() == "1\n"
     assert open(os.path.join(d, "events/sched/sched_switch/filter")).read() == "prev_pid != 1\n"
