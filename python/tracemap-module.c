@@ -418,23 +418,11 @@ static PyObject *ev_get_id(EventObject *e, void *c)
 	return PyLong_FromLong(ev_type(e));
 }
 
-static PyObject *ev_get_comm(EventObject *e, void *c)
-{
-	struct tracemap_stream *s = ev_decoder(e);
-	struct tracemap_event ev;
-	const char *comm;
-
-	if (!s)
-		return NULL;
-	ev_view(e, &ev);
-	comm = tracemap_event_comm(s, &ev);
-	if (!comm)
-		return raise_errno(errno, "comm");
-	return PyUnicode_DecodeUTF8(comm, strlen(comm), "backslashreplace");
-}
-
-/* system (@c NULL) or name (@c non-NULL); None for an event of unknown type */
-static PyObject *ev_get_ident(EventObject *e, void *c)
+/*
+ * The library's names of the event: @which is "comm" (the task's name,
+ * "<...>" when unknown), "name" or "system" (None for an unknown type).
+ */
+static PyObject *ev_get_text(EventObject *e, void *which)
 {
 	struct tracemap_stream *s = ev_decoder(e);
 	struct tracemap_event ev;
@@ -443,7 +431,19 @@ static PyObject *ev_get_ident(EventObject *e, void *c)
 	if (!s)
 		return NULL;
 	ev_view(e, &ev);
-	v = c ? tracemap_event_name(s, &ev) : tracemap_event_system(s, &ev);
+	switch (((const char *)which)[0]) {
+	case 'c':
+		v = tracemap_event_comm(s, &ev);
+		if (!v)
+			return raise_errno(errno, "comm");
+		return PyUnicode_DecodeUTF8(v, strlen(v), "backslashreplace");
+	case 'n':
+		v = tracemap_event_name(s, &ev);
+		break;
+	default:
+		v = tracemap_event_system(s, &ev);
+		break;
+	}
 	return v ? PyUnicode_FromString(v) : Py_NewRef(Py_None);
 }
 
@@ -565,9 +565,9 @@ static PyGetSetDef event_getset[] = {
 	  "default 'local' clock).", NULL },
 	{ "cpu", (getter)ev_get_cpu, NULL, "CPU whose buffer held the event.", NULL },
 	{ "pid", (getter)ev_get_pid, NULL, "The task that wrote the event (common_pid).", NULL },
-	{ "comm", (getter)ev_get_comm, NULL, "Command name of pid ('<...>' when unknown).", NULL },
-	{ "system", (getter)ev_get_ident, NULL, "Event system, e.g. 'sched'.", NULL },
-	{ "name", (getter)ev_get_ident, NULL, "Event name, e.g. 'sched_switch'.", "name" },
+	{ "comm", (getter)ev_get_text, NULL, "Command name of pid ('<...>' when unknown).", "comm" },
+	{ "system", (getter)ev_get_text, NULL, "Event system, e.g. 'sched'.", "system" },
+	{ "name", (getter)ev_get_text, NULL, "Event name, e.g. 'sched_switch'.", "name" },
 	{ "id", (getter)ev_get_id, NULL, "Event type id (common_type).", NULL },
 	{ "raw", (getter)ev_get_raw, NULL, "The payload as bytes, struct trace_entry first, for "
 	  "custom decoders.", NULL },
