@@ -507,7 +507,7 @@ def test_example_opensnoop(tmp_path):
         # example read it from the process
         subprocess.run([sys.executable, "-c", "import os, time\np = %r\n"
                         "os.close(os.open(p, os.O_WRONLY | os.O_CREAT))\n"
-                        "time.sleep(0.5)" % path.encode()], check=True)
+                        "time.sleep(2)" % path.encode()], check=True)
 
     out = run_example("opensnoop.py", ["-n", "python"], 0.5, work)
     assert out.startswith("PID")
