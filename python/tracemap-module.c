@@ -1344,8 +1344,8 @@ static PyObject *stream_restore_events(StreamObject *st, PyObject *unused)
 static PyObject *stream_close(StreamObject *st, PyObject *unused)
 {
 	if (st->busy) {
-		PyErr_SetString(PyExc_RuntimeError, "close() inside the stream's own callback: "
-				"return from the callback first");
+		PyErr_SetString(PyExc_RuntimeError, "close() while the stream delivers (in its own "
+				"callback, or poll/read in another thread): close it after that returns");
 		return NULL;
 	}
 	stream_teardown(st);
@@ -1363,7 +1363,11 @@ static PyObject *stream_enter(StreamObject *st, PyObject *unused)
 
 static PyObject *stream_exit(StreamObject *st, PyObject *args)
 {
-	stream_teardown(st);
+	PyObject *r = stream_close(st, NULL);
+
+	if (!r)
+		return NULL;
+	Py_DECREF(r);
 	Py_RETURN_FALSE;
 }
 
