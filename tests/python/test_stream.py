@@ -190,6 +190,44 @@ def test_asyncio_exactly_once():
     assert sorted(seqs) == list(range(n))
 
 
+def test_selectors_and_pids():
+    """fileno() with selectors; pids= keeps exactly the given task's events."""
+    import selectors
+    n = 200
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(w)
+        os.read(r, 1)       # the stream is open
+        for _ in range(n):
+            os.getppid()
+        os._exit(0)
+    os.close(r)
+    got = []
+    try:
+        with tracemap.Stream(events=["syscalls:sys_enter_getppid"], pids=[pid],
+                             callback=got.append) as s:
+            os.write(w, b"g")
+            os.waitpid(pid, 0)
+            pid_done = True
+            sel = selectors.DefaultSelector()
+            sel.register(s.fileno(), selectors.EVENT_READ)
+            deadline = time.monotonic() + 20
+            while len(got) < n and time.monotonic() < deadline:
+                if sel.select(timeout=0.5):
+                    s.consume()
+            s.poll(200)
+            sel.close()
+            assert {ev.pid for ev in got} == {pid}
+            assert all(ev.name == "sys_enter_getppid" for ev in got)
+    finally:
+        os.close(w)
+        if not locals().get("pid_done"):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+    assert len(got) == n
+
+
 def test_event_kept_after_callback():
     kept = []
     with tracemap.Stream(callback=kept.append) as s:
