@@ -37,6 +37,18 @@ def instances():
     return set(os.listdir(os.path.join(TRACEFS, "instances")))
 
 
+def kill_and_clean(proc):
+    """SIGKILL a child that did not end and remove the private instances it left."""
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    for name in instances():
+        if name.startswith("tracemap-py-%d-" % proc.pid):
+            path = os.path.join(TRACEFS, "instances", name)
+            write_file(os.path.join(path, "events/enable"), "0")
+            os.rmdir(path)
+
+
 def own_private_instances():
     return {i for i in instances() if i.startswith("tracemap-py-%d-" % os.getpid())}
 
@@ -504,9 +516,7 @@ def test_ctrl_c_during_poll(instance):
         err = proc.communicate(timeout=5)[1]
         took = time.monotonic() - t0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        kill_and_clean(proc)
     assert "KeyboardInterrupt" in err, err
     assert took < 1.0, took
     assert private not in instances()
@@ -529,9 +539,7 @@ def run_example(name, args, seconds, workload):
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=10)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        kill_and_clean(proc)
     assert proc.returncode == 0, err
     return header + out
 
