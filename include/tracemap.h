@@ -248,6 +248,8 @@ typedef int (*tracemap_lost_fn)(void *ctx, int cpu, long long lost);
 #define TRACEMAP_STREAM_LOW_LATENCY	(1u << 3)
 /* with pids: their children too (options/event-fork) */
 #define TRACEMAP_STREAM_PID_FORKS	(1u << 4)
+/* load the event formats in open, before the events are enabled (not on first use) */
+#define TRACEMAP_STREAM_DECODE		(1u << 5)
 
 /* An event selection, as trace-cmd's -e and -f take it. */
 struct tracemap_event_spec {

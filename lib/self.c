@@ -8,9 +8,9 @@
  * (set_event_notrace_pid) leaves almost all of them in.
  *
  * Two layers. In the kernel, what the stream sets up itself: its threads in
- * set_event_notrace_pid and a "pid != tid" clause in the filter of every
- * sched event it enables, so that these events are never written and never
- * wake the reader. In user space, every delivered event is checked against
+ * set_event_notrace_pid and a "pid != tid" clause in the filters of the
+ * switch and wakeup events it enables, so that these events are never
+ * written and never wake the reader. In user space, every delivered event is checked against
  * the same rules, for events enabled by someone else and threads started
  * after the stream was opened (the thread list is read again at most every
  * REFRESH_NS).
@@ -179,6 +179,20 @@ void tm_self_refresh(struct tm_self *self, uint64_t now)
 	read_tids(self);
 }
 
+/*
+ * The events the kernel is told to drop: those that wake or switch to a
+ * task and are written by another one. Each filter write waits for an RCU
+ * grace period in the kernel (slow on a loaded machine), so the other sched
+ * events that name a task (sched_stat_runtime, sched_process_exit, ...),
+ * written by that task itself, are left to set_event_notrace_pid and the
+ * check as they arrive.
+ */
+static bool wakes_or_switches(const char *event)
+{
+	return !strcmp(event, "sched_switch") || !strcmp(event, "sched_waking") ||
+	       !strcmp(event, "sched_wakeup") || !strcmp(event, "sched_wakeup_new");
+}
+
 int tm_self_clause(const struct tm_self *self, const char *system, const char *event,
 		   char *buf, size_t size)
 {
@@ -186,7 +200,7 @@ int tm_self_clause(const struct tm_self *self, const char *system, const char *e
 	size_t len = 0;
 	int i, k;
 
-	if (strcmp(system, "sched"))
+	if (strcmp(system, "sched") || !wakes_or_switches(event))
 		return 0;
 	for (i = 0; i < self->nr_evs && !se; i++)
 		if (!strcmp(self->evs[i].name, event))

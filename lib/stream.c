@@ -42,7 +42,7 @@
 #define DEFAULT_WATERMARK	50
 #define KNOWN_FLAGS		(TRACEMAP_STREAM_UNORDERED | TRACEMAP_STREAM_BUSY_POLL | \
 				 TRACEMAP_STREAM_NO_SELF | TRACEMAP_STREAM_LOW_LATENCY | \
-				 TRACEMAP_STREAM_PID_FORKS)
+				 TRACEMAP_STREAM_PID_FORKS | TRACEMAP_STREAM_DECODE)
 #define MAX_MASK_CPUS		8192
 #define MIN_ROUND_REGIONS	64	/* regions one CPU may hand out per round */
 #define MAX_CORRUPT_RETRIES	16
@@ -472,6 +472,11 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 			ret = watermark;
 			goto fail;
 		}
+	}
+	/* a program that decodes every event: not while its events pile up */
+	if ((o.flags & TRACEMAP_STREAM_DECODE) && !tm_decode_tep(s->decode)) {
+		ret = -errno;
+		goto fail;
 	}
 	if (o.flags & TRACEMAP_STREAM_NO_SELF) {
 		s->self = tm_self_new(tfs);

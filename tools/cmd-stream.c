@@ -281,7 +281,7 @@ int cmd_stream(int argc, char **argv)
 	int sfd = -1, ret = 1, cmd_pid = -1, status = 0;
 	bool inst_ok = false;
 	const char *tfs;
-	uint64_t start;
+	uint64_t start, stopped;
 	sigset_t sigs;
 
 	/* held from here on, read through a signalfd: setup and restore are never cut short */
@@ -329,6 +329,7 @@ int cmd_stream(int argc, char **argv)
 		   (o.busy ? TRACEMAP_STREAM_BUSY_POLL : 0) |
 		   (o.no_filter ? 0 : TRACEMAP_STREAM_NO_SELF) |
 		   (o.only_command ? TRACEMAP_STREAM_PID_FORKS : 0) |
+		   (o.raw ? 0 : TRACEMAP_STREAM_DECODE) |
 		   /* the tool's default: a wakeup per event, its own events filtered out */
 		   (o.watermark ? 0 : TRACEMAP_STREAM_LOW_LATENCY);
 	so.cpumask = o.cpumask;
@@ -365,10 +366,11 @@ int cmd_stream(int argc, char **argv)
 	/* until Ctrl-C, SIGTERM, SIGHUP or the end of the command (SIGCHLD) */
 	ret = stream_loop(s, &p, sfd, o.busy, o.latency_ms) ? 1 : 0;
 	p.sfd = -1;
+	stopped = now_ns();
 
 	/* stop: the events first, then what is left in the buffers, then the statistics */
 	tracemap_stream_restore_events(s);
-	stream_final_drain(s);
+	stream_final_drain(s, &p, stopped);
 	print_stats(s, (now_ns() - start) / 1e9);
 	if (o.command)
 		command_ended(&status);

@@ -66,6 +66,7 @@ struct printer {
 	struct trace_seq seq;
 	const char *tfmt;	/* time column, as trace-cmd report picks it */
 	unsigned int since_check;	/* events since the last look at the signalfd */
+	uint64_t until;			/* final drain: stop delivering at this now_ns() */
 	int sfd;
 	bool stop;			/* a signal arrived during a round */
 	bool raw;
@@ -99,7 +100,11 @@ bool stop_requested(int sfd);
 int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy,
 		int latency_ms);
 
-/* Deliver what is still in the buffers after the stop, for a bounded time. */
-void stream_final_drain(struct tracemap_stream *s);
+/*
+ * Deliver what is still in the buffers after the stop, until DRAIN_NS after
+ * @stopped (now_ns() when the stop was noticed: putting the events back
+ * under load takes part of that time, not more).
+ */
+void stream_final_drain(struct tracemap_stream *s, struct printer *p, uint64_t stopped);
 
 #endif /* _TRACEMAP_CMD_STREAM_H */

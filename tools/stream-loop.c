@@ -145,13 +145,15 @@ fail:
 	return -1;
 }
 
-void stream_final_drain(struct tracemap_stream *s)
+void stream_final_drain(struct tracemap_stream *s, struct printer *p, uint64_t stopped)
 {
-	uint64_t end = now_ns() + DRAIN_NS;
+	uint64_t end = stopped + DRAIN_NS;
 	int ret;
 
+	p->until = end;
 	do {
 		ret = tracemap_stream_consume(s);
 	} while (ret > 0 && now_ns() < end);
+	p->until = 0;
 	fflush(stdout);
 }

@@ -17,6 +17,7 @@
 #include "cmd-stream.h"
 
 #define STOP_CHECK_EVERY	4096			/* events per signal check in a round */
+#define DRAIN_CHECK_EVERY	256			/* events per clock check in the final drain */
 
 /* trace-cmd shows microseconds for these clocks and raw counts for the others */
 const char *printer_time_format(struct tracefs_instance *inst)
@@ -147,6 +148,9 @@ int printer_on_event(void *ctx, const struct tracemap_event *ev)
 			return -EINTR;
 		}
 	}
+	/* the final drain ends on time, also in the middle of a long round */
+	if (p->until && !(p->since_check % DRAIN_CHECK_EVERY) && now_ns() >= p->until)
+		return -ETIME;
 	return 0;
 }
 
