@@ -1085,7 +1085,9 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 	so.flags = (ordered ? 0 : TRACEMAP_STREAM_UNORDERED) |
 		   (self_filter ? TRACEMAP_STREAM_NO_SELF : 0) |
 		   (low_latency ? TRACEMAP_STREAM_LOW_LATENCY : 0) |
-		   (follow_forks ? TRACEMAP_STREAM_PID_FORKS : 0);
+		   (follow_forks ? TRACEMAP_STREAM_PID_FORKS : 0) |
+		   /* the formats before the events are enabled, not in the first callback */
+		   TRACEMAP_STREAM_DECODE;
 	so.cpumask = cpus != Py_None ? mask : NULL;
 	so.watermark = watermark;
 	so.latency_ms = latency_ms;
@@ -1104,7 +1106,6 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 		goto out;
 	}
 	st->dec->s = st->s;
-	/* the formats now (a few hundred ms), not inside the first callback */
 	tep = tracemap_stream_tep(st->s);
 	if (!tep) {
 		raise_errno(errno, "cannot load the event formats");
