@@ -2,7 +2,7 @@
 #
 #   libtracemap*.txt    section 3 (the library), one page per function group
 #   *.1.txt             section 1 (the commands)
-#   *.7.txt             section 7 (the KernelShark plugin)
+#   *.7.txt             section 7 (the KernelShark plugin, the Python module)
 #
 # make check-build compiles the EXAMPLE program of every page that has one
 # (a [source,c] block) against the static library, libtracefs and
@@ -13,7 +13,8 @@
 # rendered.
 
 DOC_DIR		:= $(O)/Documentation
-DOC_TXT		:= $(sort $(wildcard Documentation/libtracemap*.txt Documentation/*.1.txt Documentation/*.7.txt))
+DOC_TXT		:= $(sort $(wildcard Documentation/libtracemap*.txt Documentation/*.1.txt \
+			   Documentation/*.7.txt))
 DOC_EX_PAGES	:= $(shell sh Documentation/extract-example.sh -l $(DOC_TXT))
 DOC_EXAMPLES	:= $(patsubst Documentation/%.txt,$(DOC_DIR)/examples/%,$(DOC_EX_PAGES))
 DOC_STAMPS	:= $(patsubst Documentation/%.txt,$(DOC_DIR)/man/%.stamp,$(DOC_TXT))
@@ -44,7 +45,8 @@ doc: $(DOC_STAMPS)
 install-doc:
 	@if sh Documentation/render-man.sh --check; then \
 		$(MAKE) --no-print-directory doc && \
-		install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7 && \
+		install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 \
+			$(DESTDIR)$(MANDIR)/man7 && \
 		for f in $(DOC_DIR)/man/*.1 $(DOC_DIR)/man/*.3 $(DOC_DIR)/man/*.7; do \
 			[ -e "$$f" ] || continue; \
 			sec=$${f##*.}; \

@@ -65,6 +65,8 @@ for t in $O/tracemap $O/tools/tracemap; do
 done
 TCMMAP=
 [ -x $O/plugins/trace-cmd/trace-cmd-mmap ] && TCMMAP=$O/plugins/trace-cmd/trace-cmd-mmap
+PY=/usr/bin/python3
+PYMOD=$(ls $O/python/tracemap*.so 2>/dev/null | head -1)
 CAPS=$($B/tm-consume -c)
 has_cap() { case " $CAPS " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -107,6 +109,13 @@ consumers() {
 	echo "tcm-stream|text|$r|$TCMMAP stream -d --no-filter -B {I} $EV"
 	r=; command -v trace-cmd >/dev/null || r="trace-cmd not installed"
 	echo "tc-record|dat|$r|trace-cmd record -d --no-filter -B {I} $EV -o {O}.dat"
+	# Python: a tracemap.Stream callback reading two fields, against trace_pipe
+	# text parsed with re and trace-cmd stream piped into a Python parser
+	r=; [ -n "$PYMOD" ] || r="python/ module not built"
+	echo "py-tm|self|$r|$PY bench/py-consume.py -m tm -B {I} -t {T} -R {R}"
+	echo "py-pipe-re|self||$PY bench/py-consume.py -m pipe -B {I} -t {T} -R {R}"
+	r=; command -v trace-cmd >/dev/null || r="trace-cmd not installed"
+	echo "py-tc-stream|self|$r|$PY bench/py-consume.py -m tc -B {I} -t {T} -R {R}"
 }
 
 selected() {

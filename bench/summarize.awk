@@ -216,6 +216,20 @@ function row4(name, rate) {
 	       pct(med(name SUBSEP rate SUBSEP "other_pct"))
 }
 
+# the rows of a consumer table: each of order[1..n] at each rate, or why it was not measured
+function rows(order, n,    o, i, name) {
+	for (o = 1; o <= n; o++) {
+		name = order[o]
+		if (name in unavail) {
+			printf "| %s | – | – | – | – | – | – | – | not measured: %s | – |\n", label[name], unavail[name]
+			continue
+		}
+		for (i = 1; i <= nrates; i++)
+			if (nreps(name, rates[i]))
+				row(name, rates[i])
+	}
+}
+
 function verdict(ok) { return ok == "" ? "n/a" : ok ? "met" : "**missed**" }
 
 BEGIN {
@@ -234,6 +248,10 @@ BEGIN {
 	label["tcm-record"] = "`trace-cmd-mmap record`"
 	label["tc-record"] = "`trace-cmd record -d --no-filter`"
 	label["tcm-stream"] = "`trace-cmd-mmap stream`"
+	n10 = split("py-tm py-pipe-re py-tc-stream", order10, " ")
+	label["py-tm"] = "Python `tracemap.Stream` callback, two fields"
+	label["py-pipe-re"] = "Python: `trace_pipe` text + `re`"
+	label["py-tc-stream"] = "Python: `trace-cmd stream` piped into a parser"
 	nrates = 0
 }
 
@@ -294,16 +312,7 @@ END {
 	print ""
 	print "| consumer | offered | achieved/s | delivered | lost | reported / overrun | CPU ns/event | stop | latency p50 / p99 | other |"
 	print "|---|---|---|---|---|---|---|---|---|---|"
-	for (o = 1; o <= n3; o++) {
-		n = order3[o]
-		if (n in unavail) {
-			printf "| %s | – | – | – | – | – | – | – | not measured: %s | – |\n", label[n], unavail[n]
-			continue
-		}
-		for (i = 1; i <= nrates; i++)
-			if (nreps(n, rates[i]))
-				row(n, rates[i])
-	}
+	rows(order3, n3)
 	print ""
 	print "## Issue 4: trace-cmd with the mapping vs stock trace-cmd"
 	print ""
@@ -444,6 +453,33 @@ END {
 			s = s rname(rates[i]) ": " stopcell("tcm-stream", rates[i]) " "
 		}
 		printf "| `trace-cmd-mmap stream` stops within 1 s | %s | %s |\n", s, verdict(ok)
+	}
+	if ("py-tm" in seen) {
+		print ""
+		print "## Issue 10: Python consumers"
+		print ""
+		print "CPU of the interpreter and its children (trace-cmd) from ready to exit, per delivered"
+		print "marker. Events/s at equal CPU is the inverse of CPU ns/event."
+		print ""
+		print "| consumer | offered | achieved/s | delivered | lost | reported / overrun | CPU ns/event | stop | latency p50 / p99 | other |"
+		print "|---|---|---|---|---|---|---|---|---|---|"
+		rows(order10, n10)
+		print ""
+		print "| target | measured | verdict |"
+		print "|---|---|---|"
+		m = nreps("py-tm", 500000) ? maxv("py-tm" SUBSEP 500000 SUBSEP "missing") : ""
+		printf "| Python callback lossless at 500k ev/s offered | %s | %s |\n",
+		       m == "" ? "not measured" : "lost " num(m), m == "" ? "n/a" : verdict(m + 0 == 0)
+		for (i = 1; i <= nrates; i++) {
+			r = rates[i]
+			a = ratio("py-pipe-re", "py-tm", r, "cpu_per_ev")
+			b = ratio("py-tc-stream", "py-tm", r, "cpu_per_ev")
+			if (a == "" && b == "")
+				continue
+			best = a == "" ? b : b == "" ? a : a < b ? a : b
+			printf "| %s: events/s at equal CPU ≥ 5x the best other way | trace_pipe+re %s, trace-cmd stream %s | %s |\n",
+			       rname(r), fx(a), fx(b), verdict(best >= 5)
+		}
 	}
 	if (plotdir != "")
 		plot_data()

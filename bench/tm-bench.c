@@ -2,7 +2,7 @@
 /*
  * tm-bench: measure one consumer at one offered rate, once.
  *
- *   tm-bench -n name -r rate -d ms -k own|text|raw|dat -o outdir [-R rep]
+ *   tm-bench -n name -r rate -d ms -k own|self|text|raw|dat -o outdir [-R rep]
  *            [-b buffer_kb] [-W writer_cpu] [-C reader_cpu] [-S stop_timeout_ms]
  *            -- command [args...]
  *
@@ -17,6 +17,10 @@
  *
  * How delivered markers are counted (-k):
  *   own   the command is tm-consume and prints its own counts on stdout
+ *   self  the same counts, and the CPU is the consumer's own self_cpu_ns (from
+ *         ready to exit, its children included): for interpreters whose
+ *         start-up costs more CPU than the run, where the group's rusage at
+ *         exit minus its schedstat time at ready does not add up
  *   text  stdout is decoded text: every "raw_data: id:<hex seq>" (libtraceevent's
  *         format) or "raw_data: # <hex seq> <bytes>" (trace-cmd's) is a marker
  *   raw   stdout has one line per event (tracemap stream --raw); counted
@@ -471,7 +475,7 @@ static void run(const struct opts *o, struct result *r)
 {
 	char tag[16], out[512], rfd[16], path[600], line[1024];
 	int nr_cpus = bn_nr_cpus(), pipefd[2] = { -1, -1 }, outfd, i, pidfd;
-	bool own = !strcmp(o->kind, "own");
+	bool own = !strcmp(o->kind, "own") || !strcmp(o->kind, "self");
 	struct bn_load l = { 0 };
 	uint64_t t, cpu0 = 0, last, g0, g1, b0, b1, w0, w1;
 	struct rusage ru;
@@ -673,6 +677,8 @@ stop:
 			r->error = "no-consumer-result";
 		} else {
 			parse_own(line, r);
+			if (!strcmp(o->kind, "self"))
+				r->cpu_ns = r->self_cpu_ns;
 		}
 		if (f)
 			fclose(f);
@@ -753,7 +759,7 @@ static int jitter(const struct opts *o)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: tm-bench -n name -r rate -d ms -k own|text|raw|dat -o outdir "
+	fprintf(stderr, "usage: tm-bench -n name -r rate -d ms -k own|self|text|raw|dat -o outdir "
 		"[-R rep] [-b buffer_kb] [-W writer_cpu] [-C reader_cpu] [-S stop_timeout_ms] "
 		"-- command [args...]\n       tm-bench -J [-d ms] [-W writer_cpu] [-C reader_cpu]\n");
 	exit(1);

@@ -369,6 +369,10 @@ const void *tracemap_event_field_array(struct tracemap_stream *s, const struct t
 		return NULL;
 	/* resolves __data_loc/__rel_loc of dynamic arrays and strings */
 	p = tep_get_field_raw(NULL, f->event, field, &rec, &len, 0);
+	/* a flexible array ("char buf[]" of ftrace:print, size 0) runs to the end of the record */
+	if (p && !len && (f->flags & TEP_FIELD_IS_ARRAY) && !(f->flags & TEP_FIELD_IS_DYNAMIC) &&
+	    (unsigned int)f->offset <= ev->size)
+		len = ev->size - f->offset;
 	if (!p || len < 0 || (const unsigned char *)p < (const unsigned char *)ev->data ||
 	    (const unsigned char *)p + len > (const unsigned char *)ev->data + ev->size) {
 		tm_err(EBADMSG);
