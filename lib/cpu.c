@@ -287,15 +287,16 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 	struct stat st;
 	int ret;
 
-	if (opts) {
-		if (opts->sz < offsetof(struct tracemap_cpu_opts, tracefs_dir) +
-		    sizeof(opts->tracefs_dir)) {
-			tm_log(TRACEMAP_LOG_ERROR, "tracemap_cpu_opts.sz is %zu: set it to "
-			       "sizeof(struct tracemap_cpu_opts)", opts->sz);
-			tm_err(EINVAL);
-			return NULL;
-		}
-		o = *opts;
+	if (opts && tm_opts_copy(&o, sizeof(o), opts, offsetof(struct tracemap_cpu_opts,
+							       tracefs_dir) + sizeof(o.tracefs_dir),
+				 "tracemap_cpu_opts"))
+		return NULL;
+	if (o.flags & ~(TRACEMAP_CPU_FORCE_READ | TRACEMAP_CPU_NO_FALLBACK)) {
+		tm_log(TRACEMAP_LOG_ERROR, "tracemap_cpu_opts.flags %#x has bits this libtracemap "
+		       "does not know (%#x): pass only TRACEMAP_CPU_* flags", o.flags,
+		       o.flags & ~(TRACEMAP_CPU_FORCE_READ | TRACEMAP_CPU_NO_FALLBACK));
+		tm_err(EINVAL);
+		return NULL;
 	}
 	if (cpu < 0 || o.mode > TRACEMAP_MODE_FOLLOW) {
 		tm_log(TRACEMAP_LOG_ERROR, "invalid %s %d: pass a CPU number >= 0 and a "
@@ -430,12 +431,12 @@ int tracemap_cpu_id(const struct tracemap_cpu *c)
 
 enum tracemap_backend tracemap_cpu_backend(const struct tracemap_cpu *c)
 {
-	return c->backend;
+	return c ? c->backend : (enum tracemap_backend)tm_err(EINVAL);
 }
 
 enum tracemap_mode tracemap_cpu_mode(const struct tracemap_cpu *c)
 {
-	return c->mode;
+	return c ? c->mode : (enum tracemap_mode)tm_err(EINVAL);
 }
 
 int tracemap_cpu_subbuf_size(const struct tracemap_cpu *c)
@@ -977,6 +978,10 @@ int tracemap_cpu_next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
 
 void tracemap_event_to_record(const struct tracemap_event *ev, struct tep_record *rec)
 {
+	if (!ev || !rec) {
+		tm_err(EINVAL);
+		return;
+	}
 	memset(rec, 0, sizeof(*rec));
 	rec->ts = ev->ts;
 	rec->offset = ev->offset;

@@ -360,22 +360,8 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	int ret, i, n, latency, watermark, max_subbufs = 0;
 	bool *set = NULL;
 
-	if (opts) {
-		size_t sz = opts->sz;
-
-		if (sz < sizeof(size_t)) {
-			tm_err(EINVAL);
-			return NULL;
-		}
-		/* fields this version does not know must be zero */
-		for (i = sizeof(o); (size_t)i < sz; i++) {
-			if (((const unsigned char *)opts)[i]) {
-				tm_err(E2BIG);
-				return NULL;
-			}
-		}
-		memcpy(&o, opts, sz < sizeof(o) ? sz : sizeof(o));
-	}
+	if (opts && tm_opts_copy(&o, sizeof(o), opts, sizeof(size_t), "tracemap_stream_opts"))
+		return NULL;
 	if (o.mode > TRACEMAP_MODE_FOLLOW || (o.flags & ~TRACEMAP_STREAM_UNORDERED) ||
 	    o.watermark > 100) {
 		tm_log(TRACEMAP_LOG_ERROR, "stream: invalid options (mode %d, flags %#x, "

@@ -39,6 +39,29 @@ void tm_log(enum tracemap_log_level level, const char *fmt, ...)
 			level == TRACEMAP_LOG_ERROR ? "error" : "warning", msg);
 }
 
+int tm_opts_copy(void *dst, size_t size, const void *src, size_t min, const char *what)
+{
+	const unsigned char *p = src;
+	size_t sz, i;
+
+	memcpy(&sz, src, sizeof(sz));
+	if (sz < min) {
+		tm_log(TRACEMAP_LOG_ERROR, "%s.sz is %zu: set it to sizeof(struct %s)", what, sz,
+		       what);
+		return tm_err(EINVAL);
+	}
+	for (i = size; i < sz; i++) {
+		if (p[i]) {
+			tm_log(TRACEMAP_LOG_ERROR, "%s has a non-zero field at byte %zu that this "
+			       "libtracemap does not know: update libtracemap or leave it zero",
+			       what, i);
+			return tm_err(E2BIG);
+		}
+	}
+	memcpy(dst, src, sz < size ? sz : size);
+	return 0;
+}
+
 uint64_t tm_now_ns(void)
 {
 	struct timespec ts;

@@ -25,6 +25,14 @@ static inline int tm_err(int e)
 void tm_log(enum tracemap_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * The one copy of a caller's options struct (first field size_t sz): at
+ * least @min bytes are needed, min(sz, @size) are copied into @dst (which
+ * holds the defaults), and bytes past what this version knows must be zero.
+ * Returns 0, or -EINVAL / -E2BIG with a message naming @what.
+ */
+int tm_opts_copy(void *dst, size_t size, const void *src, size_t min, const char *what);
+
 /* ------------------------------------------------------ sub-buffer format */
 
 /*
