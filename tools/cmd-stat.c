@@ -137,7 +137,7 @@ int cmd_stat(int argc, char **argv)
 		tool_err("-B and --top exclude each other");
 		return 1;
 	}
-	tfs = tool_tracefs();
+	tfs = tool_tracefs_mounted();
 	if (!tfs || tool_instance_check(iname, NULL))
 		return 1;
 	if (iname)

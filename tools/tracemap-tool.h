@@ -15,8 +15,13 @@ void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The usage text of tracemap(1), to @to. */
 void tool_usage(FILE *to);
 
-/* Where tracefs is mounted, or NULL after a message. */
+/*
+ * Where tracefs is mounted, or NULL after a message (also when this user
+ * cannot read it). Mounts tracefs when it is not, and says so.
+ */
 const char *tool_tracefs(void);
+/* The same for commands that only look: refuses instead of mounting. */
+const char *tool_tracefs_mounted(void);
 
 /*
  * Check the instance named by -B (NULL: the top-level buffer): one that does

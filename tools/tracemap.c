@@ -3,10 +3,14 @@
  * tracemap: read ftrace ring buffers through their memory mapping.
  * The subcommands live in cmd-*.c; this file holds main() and what they share.
  */
+#include <errno.h>
+#include <limits.h>
+#include <mntent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <tracefs.h>
 
@@ -86,14 +90,55 @@ void tool_set_lib_print(bool verbose)
 	tracemap_set_print(lib_print, NULL);
 }
 
+/* A tracefs mount in /proc/mounts; libtracefs mounts one when it finds none. */
+static bool tracefs_mounted(void)
+{
+	struct mntent *m;
+	bool found = false;
+	FILE *fp;
+
+	fp = setmntent("/proc/mounts", "r");
+	while (fp && !found && (m = getmntent(fp)))
+		found = !strcmp(m->mnt_type, "tracefs");
+	if (fp)
+		endmntent(fp);
+	return found;
+}
+
+/* @dir is tracefs, but can this user read it? */
+static const char *readable(const char *dir)
+{
+	if (access(dir, R_OK | X_OK)) {
+		tool_err("no permission to read %s (%s): run tracemap as root", dir,
+			 strerror(errno));
+		return NULL;
+	}
+	return dir;
+}
+
 const char *tool_tracefs(void)
 {
+	bool was = tracefs_mounted();
 	const char *dir = tracefs_tracing_dir();
 
-	if (!dir)
+	if (!dir) {
 		tool_err("tracefs is not mounted: run 'mount -t tracefs nodev /sys/kernel/tracing'"
 			 " as root");
-	return dir;
+		return NULL;
+	}
+	if (!was && tracefs_mounted())
+		tool_err("tracefs was not mounted: mounted it at %s", dir);
+	return readable(dir);
+}
+
+const char *tool_tracefs_mounted(void)
+{
+	if (!tracefs_mounted()) {
+		tool_err("tracefs is not mounted (this command only looks and does not mount it): "
+			 "run 'mount -t tracefs nodev /sys/kernel/tracing' as root");
+		return NULL;
+	}
+	return tool_tracefs();
 }
 
 int tool_instance_check(const char *name, const char *hint)
@@ -101,6 +146,7 @@ int tool_instance_check(const char *name, const char *hint)
 	const char *tfs;
 	char path[4096];
 	struct stat st;
+	int e;
 
 	if (!name)
 		return 0;
@@ -111,8 +157,19 @@ int tool_instance_check(const char *name, const char *hint)
 		tool_err("invalid instance name '%s'", name);
 		return -1;
 	}
+	if (strlen(name) > NAME_MAX) {
+		tool_err("an instance name of %zu bytes: tracefs instance names have at most %d "
+			 "bytes; use a shorter one", strlen(name), NAME_MAX);
+		return -1;
+	}
 	snprintf(path, sizeof(path), "%s/instances/%s", tfs, name);
-	if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+	e = stat(path, &st) ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+	if (e && e != ENOENT && e != ENOTDIR) {
+		tool_err("cannot look at %s: %s%s", path, strerror(e),
+			 e == EACCES || e == EPERM ? ": run tracemap as root" : "");
+		return -1;
+	}
+	if (e) {
 		tool_err("no instance '%s' (%s does not exist): create it with 'mkdir %s'%s",
 			 name, path, path, hint ? hint : "");
 		return -1;
