@@ -18,6 +18,8 @@
 #include "tracemap-local.h"
 
 #define NO_ID	UINT_MAX
+/* after a GET_READER that handed out nothing the kernel counts as unread */
+#define TM_HOLD_BACK_NS	(1000 * 1000)
 
 struct snap_page {
 	uint64_t ts;
@@ -49,6 +51,8 @@ struct tracemap_cpu {
 	uint64_t seen_entries;
 	uint64_t seen_read;
 	uint64_t lost_accounted;
+	uint64_t held_until;		/* no GET_READER before this (tm_now_ns()) */
+	uint64_t seen_overrun;
 
 	/* read() backend: one page copy */
 	unsigned char *rbuf;
@@ -274,8 +278,8 @@ static void init_consume(struct tracemap_cpu *c)
 	c->walk_bad = false;
 	c->seen_entries = __atomic_load_n(&m->entries, __ATOMIC_RELAXED);
 	c->seen_read = __atomic_load_n(&m->read, __ATOMIC_RELAXED);
-	c->lost_accounted = lost_base(__atomic_load_n(&m->overrun, __ATOMIC_RELAXED),
-				      c->seen_read);
+	c->seen_overrun = __atomic_load_n(&m->overrun, __ATOMIC_RELAXED);
+	c->lost_accounted = lost_base(c->seen_overrun, c->seen_read);
 }
 
 struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
@@ -480,6 +484,10 @@ static int consume_mmap_region(struct tracemap_cpu *c, struct tracemap_region *r
 	long long lost = 0;
 	struct tm_walk w;
 
+	/* see "kernel holds back" below: not again at once */
+	if (c->held_until && tm_now_ns() < c->held_until)
+		return 0;
+	c->held_until = 0;
 	if (ioctl(c->fd, TRACE_MMAP_IOCTL_GET_READER) < 0)
 		return tm_err(errno);
 	c->st.get_reader++;
@@ -516,8 +524,26 @@ static int consume_mmap_region(struct tracemap_cpu *c, struct tracemap_region *r
 		if ((uint32_t)commit & TM_MISSED_EVENTS)
 			lost = flagged_lost(c, tm_subbuf_lost(sb, c->subbuf_size), overrun);
 	}
-	if (rd <= c->off && !lost)
+	if (rd <= c->off && !lost) {
+		/*
+		 * Kernel holds back: it counts unread events but handed out
+		 * nothing. That is what ring_buffer_map_get_reader() leaves
+		 * behind when the swap it tried found no reader page (the
+		 * WARN_ON(!reader) 6.18 still has, seen only in overwrite mode
+		 * while the writer laps the reader, i.e. while overrun grows).
+		 * Each further call tries the same swap and warns again, so a
+		 * caller that calls again at once (a busy loop, a stream round,
+		 * poll() saying readable) would flood the kernel log: no
+		 * GET_READER on this CPU for TM_HOLD_BACK_NS, by when the
+		 * writer has moved on. Without overwrite losses (an event being
+		 * committed also looks like this, for a moment) nothing waits.
+		 */
+		if (entries > overrun + nread && overrun != c->seen_overrun)
+			c->held_until = tm_now_ns() + TM_HOLD_BACK_NS;
+		c->seen_overrun = overrun;
 		return 0;
+	}
+	c->seen_overrun = overrun;
 
 	region_init(c, r, sb, id);
 	r->start = c->off;
