@@ -112,7 +112,7 @@ expect_seqs "$TL_TMP/follow" 480 499
 # libtracemap-print(3): the error of a missing instance goes to the caller's sink
 "$EX/libtracemap-print" > "$out" || tl_fail "libtracemap-print failed"
 cat "$out"
-grep -q "libtracemap error: no instance 'no-such-instance' in " "$out" &&
+grep -q "libtracemap error: no instance 'no-such-instance' (" "$out" &&
 	grep -qx "cpu0 of no-such-instance: No such device" "$out" &&
 	grep -qx "messages: 1 error, 0 warning, 0 info, 0 debug" "$out" ||
 	tl_fail "libtracemap-print: expected one error message and ENODEV"

@@ -46,6 +46,18 @@ typedef void (*tracemap_print_fn)(void *ctx, enum tracemap_log_level level,
 TRACEMAP_API void tracemap_set_print(tracemap_print_fn fn, void *ctx);
 
 /* ----------------------------------------------------------------------
+ * tracefs
+ */
+
+/* Find the tracefs mount (or check @dir); 0 or -ENOENT after a message. */
+TRACEMAP_API int tracemap_tracefs_dir(const char *dir, char *buf, size_t size);
+/* Check @instance (NULL: top level) and find its directory; 0, -EINVAL or -ENODEV. */
+TRACEMAP_API int tracemap_instance_dir(const char *tracefs, const char *instance, char *buf,
+				       size_t size);
+/* The page size events/header_page gives trace-cmd and libtraceevent. */
+TRACEMAP_API int tracemap_header_subbuf_size(const char *tracefs_dir);
+
+/* ----------------------------------------------------------------------
  * Per-CPU reader
  */
 enum tracemap_mode {
@@ -179,6 +191,8 @@ struct tracemap_cpu_stats {
 /* Copies min(@sz, sizeof) bytes of the statistics. Returns 0 or -errno. */
 TRACEMAP_API int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *st,
 				    size_t sz);
+/* kernel_entries - kernel_overrun - kernel_read: events not handed out yet (0 if negative) */
+TRACEMAP_API uint64_t tracemap_cpu_stats_unread(const struct tracemap_cpu_stats *st);
 
 /* ----------------------------------------------------------------------
  * Sub-buffer helpers (work on any buffer, mapped or copied)

@@ -360,7 +360,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	int ret, i, n, latency, watermark, max_subbufs = 0;
 	bool *set = NULL;
 
-	if (opts && tm_opts_copy(&o, sizeof(o), opts, sizeof(size_t), "tracemap_stream_opts"))
+	if (tm_opts_copy(&o, sizeof(o), opts, TM_STREAM_OPTS_MIN_SZ, "tracemap_stream_opts"))
 		return NULL;
 	if (o.mode > TRACEMAP_MODE_FOLLOW || (o.flags & ~TRACEMAP_STREAM_UNORDERED) ||
 	    o.watermark > 100) {
@@ -371,9 +371,9 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	}
 	latency = o.latency_ms > 0 ? o.latency_ms : DEFAULT_LATENCY_MS;
 
-	ret = tm_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
+	ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
 	if (!ret)
-		ret = tm_instance_dir(tfs, instance, idir, sizeof(idir));
+		ret = tracemap_instance_dir(tfs, instance, idir, sizeof(idir));
 	if (ret)
 		return NULL;
 
@@ -659,18 +659,6 @@ static int next_ordered(struct tracemap_stream *s, struct scpu **out)
 	}
 }
 
-/* Events the kernel holds for this CPU beyond what it handed out (meta page). */
-static uint64_t backlog(const struct scpu *sc)
-{
-	struct tracemap_cpu_stats st;
-
-	if (tracemap_cpu_stats(sc->c, &st, sizeof(st)))
-		return 0;
-	if (st.kernel_entries < st.kernel_overrun + st.kernel_read)
-		return 0;
-	return st.kernel_entries - st.kernel_overrun - st.kernel_read;
-}
-
 /*
  * Fill priority: drain a region of the CPU whose buffer holds the most,
  * then choose again. Every CPU's meta page is fresh from the refill's
@@ -695,7 +683,7 @@ static int next_unordered(struct tracemap_stream *s, struct scpu **out)
 		sc = &s->cpus[(start + i) % s->nr];
 		if (!sc->has)
 			continue;
-		b = backlog(sc);
+		b = tm_cpu_backlog(sc->c);
 		if (!best || b > most) {
 			best = sc;
 			most = b;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * Sub-buffer format: the record walker, the lost-events word, the page
- * writer and the torn-copy check. Every other file goes through these.
+ * writer and the torn-copy check. Every other file goes through these;
+ * the page builder that feeds the writer is beside it in subbuf-pages.c.
  */
 #include <string.h>
 
@@ -170,16 +171,16 @@ int tm_subbuf_copy(void *dst, const void *src, unsigned int subbuf_size, uint64_
 	 * that saw a new byte therefore sees a new time stamp or a smaller
 	 * commit on the re-check.
 	 */
-	ts1 = __atomic_load_n((const uint64_t *)sb, __ATOMIC_ACQUIRE);
-	c1 = __atomic_load_n((const uint64_t *)(sb + 8), __ATOMIC_ACQUIRE);
+	ts1 = tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_ACQUIRE);
+	c1 = tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_ACQUIRE);
 	len = TM_COMMIT_SIZE(c1);
 	if (len > subbuf_size - TM_SUBBUF_HDR)
 		return tm_err(EAGAIN);
 	memcpy((unsigned char *)dst + TM_SUBBUF_HDR, sb + TM_SUBBUF_HDR, len);
 	/* pairs with the writer's smp_wmb() before it moves commit */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	ts2 = __atomic_load_n((const uint64_t *)sb, __ATOMIC_RELAXED);
-	c2 = __atomic_load_n((const uint64_t *)(sb + 8), __ATOMIC_RELAXED);
+	ts2 = tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_RELAXED);
+	c2 = tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_RELAXED);
 	if (ts2 != ts1 || TM_COMMIT_SIZE(c2) < len)
 		return tm_err(EAGAIN);
 	memcpy(dst, &ts1, sizeof(ts1));

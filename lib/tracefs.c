@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * tracefs paths and files, messages, clocks.
+ * tracefs paths and files, messages, clocks, options structs: what every
+ * other file asks, and what the front-ends ask through the exported
+ * tracemap_tracefs_dir(), tracemap_instance_dir() and
+ * tracemap_header_subbuf_size().
  */
 #include <fcntl.h>
 #include <limits.h>
 #include <mntent.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -17,6 +21,17 @@
 static tracemap_print_fn print_fn;
 static void *print_ctx;
 
+/**
+ * tracemap_set_print - replace the message sink
+ * @fn: called with each message; NULL restores the default, which writes
+ *	errors and warnings to stderr and drops the rest
+ * @ctx: passed to @fn
+ *
+ * Every failure of a tracemap_*_open() call is explained by one message
+ * of level TRACEMAP_LOG_ERROR before the call returns: a front-end that
+ * wants the text for its own output keeps it here, and prints nothing of
+ * its own for that failure.
+ */
 void tracemap_set_print(tracemap_print_fn fn, void *ctx)
 {
 	print_fn = fn;
@@ -38,29 +53,6 @@ void tm_log(enum tracemap_log_level level, const char *fmt, ...)
 	else
 		fprintf(stderr, "libtracemap: %s: %s\n",
 			level == TRACEMAP_LOG_ERROR ? "error" : "warning", msg);
-}
-
-int tm_opts_copy(void *dst, size_t size, const void *src, size_t min, const char *what)
-{
-	const unsigned char *p = src;
-	size_t sz, i;
-
-	memcpy(&sz, src, sizeof(sz));
-	if (sz < min) {
-		tm_log(TRACEMAP_LOG_ERROR, "%s.sz is %zu: set it to sizeof(struct %s)", what, sz,
-		       what);
-		return tm_err(EINVAL);
-	}
-	for (i = size; i < sz; i++) {
-		if (p[i]) {
-			tm_log(TRACEMAP_LOG_ERROR, "%s has a non-zero field at byte %zu that this "
-			       "libtracemap does not know: update libtracemap or leave it zero",
-			       what, i);
-			return tm_err(E2BIG);
-		}
-	}
-	memcpy(dst, src, sz < size ? sz : size);
-	return 0;
 }
 
 uint64_t tm_now_ns(void)
@@ -89,7 +81,19 @@ static int no_permission(const char *dir)
 	return tm_err(EACCES);
 }
 
-int tm_tracefs_dir(const char *dir, char *buf, size_t size)
+/**
+ * tracemap_tracefs_dir - find the tracefs mount
+ * @dir: a directory to check instead of looking, or NULL
+ * @buf: receives the directory
+ * @size: bytes at @buf
+ *
+ * Looks in /proc/mounts, then at /sys/kernel/tracing and
+ * /sys/kernel/debug/tracing. A failure is explained through the print callback.
+ *
+ * Returns 0, -ENOENT when no tracefs is mounted (or @dir is none), or -EACCES
+ * when one is mounted but this process may not read it.
+ */
+int tracemap_tracefs_dir(const char *dir, char *buf, size_t size)
 {
 	static const char *const known[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 	const char *denied = NULL;
@@ -145,7 +149,21 @@ int tm_tracefs_dir(const char *dir, char *buf, size_t size)
 	return tm_err(ENOENT);
 }
 
-int tm_instance_dir(const char *tracefs, const char *instance, char *buf, size_t size)
+/**
+ * tracemap_instance_dir - check an instance name and find its directory
+ * @tracefs: the tracefs mount (tracemap_tracefs_dir())
+ * @instance: the instance name; NULL or "" for the top-level buffer
+ * @buf: receives "@tracefs" or "@tracefs/instances/@instance"
+ * @size: bytes at @buf
+ *
+ * A failure is explained through the print callback.
+ *
+ * Returns 0, -EINVAL for a name that cannot be an instance ("", ".", "..",
+ * one with a '/'), -ENAMETOOLONG for one longer than NAME_MAX, -EACCES or
+ * -EPERM when this process may not look, or -ENODEV when the instance does
+ * not exist.
+ */
+int tracemap_instance_dir(const char *tracefs, const char *instance, char *buf, size_t size)
 {
 	struct stat st;
 	int e;
@@ -155,7 +173,8 @@ int tm_instance_dir(const char *tracefs, const char *instance, char *buf, size_t
 		return 0;
 	}
 	if (strchr(instance, '/') || !strcmp(instance, ".") || !strcmp(instance, "..")) {
-		tm_log(TRACEMAP_LOG_ERROR, "invalid instance name '%s'", instance);
+		tm_log(TRACEMAP_LOG_ERROR, "invalid instance name '%s': give the name of a "
+		       "directory in %s/instances", instance, tracefs);
 		return tm_err(EINVAL);
 	}
 	if (strlen(instance) > NAME_MAX) {
@@ -170,10 +189,128 @@ int tm_instance_dir(const char *tracefs, const char *instance, char *buf, size_t
 		return tm_err(e);
 	}
 	if (e) {
-		tm_log(TRACEMAP_LOG_ERROR, "no instance '%s' in %s/instances: create it with "
-		       "'mkdir %s' or 'trace-cmd record -B %s'", instance, tracefs, buf, instance);
+		tm_log(TRACEMAP_LOG_ERROR, "no instance '%s' (%s does not exist): create it with "
+		       "'mkdir %s' or 'trace-cmd record -B %s'", instance, buf, buf, instance);
 		return tm_err(ENODEV);
 	}
+	return 0;
+}
+
+int tm_header_page(const char *tracefs, unsigned int *data_off, unsigned int *data_size)
+{
+	char path[4096], buf[1024];
+	const char *p;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
+	ret = tm_read_file(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	p = strstr(buf, "field: char data;");
+	if (!p || sscanf(p, "field: char data;\toffset:%u;\tsize:%u;", data_off, data_size) != 2)
+		return tm_err(EPROTO);
+	return 0;
+}
+
+/**
+ * tracemap_header_subbuf_size - the page size trace-cmd assumes
+ * @tracefs_dir: the tracefs mount, or NULL to find it
+ *
+ * The sub-buffer size events/header_page describes (offset plus size of
+ * its data field): what libtraceevent and trace-cmd read the pages of a
+ * trace.dat with, whatever buffer_subbuf_size_kb an instance has.
+ *
+ * Returns the size in bytes (the system page size when the file cannot be
+ * read or parsed), or -ENOENT when tracefs is not mounted.
+ */
+int tracemap_header_subbuf_size(const char *tracefs_dir)
+{
+	unsigned int off, size;
+	char tfs[4096];
+	int ret;
+
+	ret = tracemap_tracefs_dir(tracefs_dir, tfs, sizeof(tfs));
+	if (ret)
+		return ret;
+	if (tm_header_page(tfs, &off, &size) || off + size > INT_MAX)
+		return getpagesize();
+	return (int)(off + size);
+}
+
+unsigned int tm_subbuf_size(const char *idir)
+{
+	char path[4096], buf[64];
+	long kb;
+
+	snprintf(path, sizeof(path), "%s/buffer_subbuf_size_kb", idir);
+	if (tm_read_file(path, buf, sizeof(buf)) > 0) {
+		kb = strtol(buf, NULL, 10);
+		if (kb > 0 && kb <= 1024 * 1024)
+			return (unsigned int)kb * 1024;
+	}
+	return getpagesize();
+}
+
+/* The value of the line "@name N" of a stats file, or NULL. */
+static const char *stats_line(const char *buf, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = buf;
+
+	while (p && *p) {
+		if (!strncmp(p, name, n))
+			return p + n;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NULL;
+}
+
+int tm_cpu_stats_file(const char *path, struct tracemap_cpu_stats *st)
+{
+	const char *e, *o, *r;
+	char buf[1024];
+	int ret;
+
+	ret = tm_read_file(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	/* "entries:" counts what is still in the buffer, the meta page what was written */
+	e = stats_line(buf, "entries:");
+	o = stats_line(buf, "overrun:");
+	r = stats_line(buf, "read events:");
+	if (!e || !o || !r)
+		return tm_err(EPROTO);
+	st->kernel_overrun = strtoull(o, NULL, 10);
+	st->kernel_read = strtoull(r, NULL, 10);
+	st->kernel_entries = strtoull(e, NULL, 10) + st->kernel_overrun + st->kernel_read;
+	return 0;
+}
+
+int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const char *what)
+{
+	const unsigned char *p = src;
+	size_t sz, i;
+
+	if (!src)
+		return 0;
+	sz = *(const size_t *)src;
+	if (sz < min_sz) {
+		tm_log(TRACEMAP_LOG_ERROR, "%s.sz is %zu: set it to sizeof(struct %s)", what, sz,
+		       what);
+		return tm_err(EINVAL);
+	}
+	/* fields this version does not know must be zero */
+	for (i = dst_sz; i < sz; i++) {
+		if (p[i]) {
+			tm_log(TRACEMAP_LOG_ERROR, "%s sets a field this libtracemap does not "
+			       "know (byte %zu of %zu): update libtracemap or leave it zero",
+			       what, i, sz);
+			return tm_err(E2BIG);
+		}
+	}
+	memcpy(dst, src, sz < dst_sz ? sz : dst_sz);
 	return 0;
 }
 

@@ -25,14 +25,6 @@ static inline int tm_err(int e)
 void tm_log(enum tracemap_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/*
- * The one copy of a caller's options struct (first field size_t sz): at
- * least @min bytes are needed, min(sz, @size) are copied into @dst (which
- * holds the defaults), and bytes past what this version knows must be zero.
- * Returns 0, or -EINVAL / -E2BIG with a message naming @what.
- */
-int tm_opts_copy(void *dst, size_t size, const void *src, size_t min, const char *what);
-
 /* ------------------------------------------------------ sub-buffer format */
 
 /*
@@ -91,17 +83,93 @@ int tm_subbuf_write(void *dst, unsigned int subbuf_size, const unsigned char *da
 int tm_subbuf_copy(void *dst, const void *src, unsigned int subbuf_size, uint64_t *ts,
 		   unsigned int *size);
 
+/* ---------------------------------------------------------- shared memory */
+
+/*
+ * The library reads memory the kernel rewrites concurrently through these
+ * two accessors only, as libbpf reads its ring positions through
+ * ring__producer_pos(). Each call site says what its load pairs with.
+ */
+
+/* The meta page fields the reader uses, as of one look. */
+struct tm_meta {
+	uint32_t id;		/* reader.id */
+	uint32_t read;		/* reader.read: bytes handed out on that sub-buffer */
+	uint64_t entries;
+	uint64_t overrun;
+	uint64_t nread;		/* events handed out */
+};
+
+/*
+ * Load the meta page. The kernel rewrites it only in rb_update_meta_page()
+ * (at mmap, in GET_READER, on a reset), under the reader lock: reader.id is
+ * loaded with acquire, pairing with that update as seen by our ioctl's
+ * return, and the fields written with it are loaded after it, relaxed.
+ */
+static inline void tm_meta_load(const struct trace_buffer_meta *m, struct tm_meta *v)
+{
+	v->id = __atomic_load_n(&m->reader.id, __ATOMIC_ACQUIRE);
+	v->read = __atomic_load_n(&m->reader.read, __ATOMIC_RELAXED);
+	v->entries = __atomic_load_n(&m->entries, __ATOMIC_RELAXED);
+	v->overrun = __atomic_load_n(&m->overrun, __ATOMIC_RELAXED);
+	v->nread = __atomic_load_n(&m->read, __ATOMIC_RELAXED);
+}
+
+#define TM_SB_TS	0	/* u64 time_stamp of a sub-buffer header */
+#define TM_SB_COMMIT	8	/* long commit (low 32 bits meaningful) */
+
+/*
+ * Load one header word (TM_SB_TS or TM_SB_COMMIT) of a sub-buffer the
+ * writer may be filling or recycling, with memory order @order
+ * (__ATOMIC_ACQUIRE or __ATOMIC_RELAXED). The writer stores commit = 0,
+ * the data, the time stamp, then raises commit, with smp_wmb() between
+ * (the order the kernel's rb_iter_head_event() relies on): the caller
+ * picks the order of its loads and says which of these stores it pairs with.
+ */
+static inline uint64_t tm_subbuf_load(const void *sb, unsigned int word, int order)
+{
+	const uint64_t *p = (const uint64_t *)((const unsigned char *)sb + word);
+
+	return order == __ATOMIC_ACQUIRE ? __atomic_load_n(p, __ATOMIC_ACQUIRE) :
+					   __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
 /* ---------------------------------------------------------------- tracefs */
 
-/* Resolve the tracefs mount (@dir may be NULL); writes it to buf. */
-int tm_tracefs_dir(const char *dir, char *buf, size_t size);
-/* "<tracefs>[/instances/<name>]" with ENODEV and a message when unknown */
-int tm_instance_dir(const char *tracefs, const char *instance, char *buf, size_t size);
+/* Discovery and instance checks are exported: tracemap_tracefs_dir(), tracemap_instance_dir(). */
+
+/* events/header_page: offset and size of the data field; -errno when unreadable or odd. */
+int tm_header_page(const char *tracefs, unsigned int *data_off, unsigned int *data_size);
+/* The sub-buffer size of the instance at @idir (buffer_subbuf_size_kb, else the page size). */
+unsigned int tm_subbuf_size(const char *idir);
+/*
+ * per_cpu/cpuN/stats at @path into the kernel_* fields of @st (entries as
+ * the meta page counts them: written since the reset); 0, or -errno with
+ * @st untouched.
+ */
+int tm_cpu_stats_file(const char *path, struct tracemap_cpu_stats *st);
 
 int tm_read_file(const char *path, char *buf, size_t size);
 int tm_write_file(const char *path, const char *val);
 
 uint64_t tm_now_ns(void);
+
+/* ---------------------------------------------------------------- options */
+
+/*
+ * The one copy of a caller's options struct (first member size_t sz), as
+ * libbpf's OPTS_VALID: @src may be NULL (defaults stay in @dst); otherwise
+ * min(sz, @dst_sz) bytes are copied, a sz below @min_sz is EINVAL and a
+ * newer caller's non-zero bytes past @dst_sz are E2BIG, each with a message
+ * naming @what. Returns 0 or -errno.
+ */
+int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const char *what);
+
+/* tracemap_cpu_opts as of version 0.1: every field up to tracefs_dir */
+#define TM_CPU_OPTS_MIN_SZ \
+	(offsetof(struct tracemap_cpu_opts, tracefs_dir) + sizeof(const char *))
+/* tracemap_stream_opts: sz alone (every other field defaults to 0) */
+#define TM_STREAM_OPTS_MIN_SZ	sizeof(size_t)
 
 /* ------------------------------------------------------------ per-CPU */
 
@@ -114,5 +182,7 @@ uint64_t tm_cpu_regions(const struct tracemap_cpu *c);
 unsigned int tm_cpu_region_id(const struct tracemap_cpu *c);
 /* tracemap_cpu_next_event() still has bytes of its current region to walk: no call into the kernel. */
 bool tm_cpu_region_left(const struct tracemap_cpu *c);
+/* Events the kernel holds beyond what it handed out, from the meta page (0 without one). */
+uint64_t tm_cpu_backlog(const struct tracemap_cpu *c);
 
 #endif /* _TRACEMAP_LOCAL_H */

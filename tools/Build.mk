@@ -7,7 +7,7 @@ TOOL		:= $(O)/tracemap
 
 EXTRA_CFLAGS_tools/ := $(TEP_CFLAGS) $(TFS_CFLAGS)
 
-$(TOOL_OBJS): tools/tracemap-tool.h include/tracemap.h
+$(TOOL_OBJS): tools/tracemap-tool.h tools/cmd-stream.h include/tracemap.h
 
 $(TOOL): $(TOOL_OBJS) $(LIB_A)
 	$(if $(Q),@echo "  LD      $@")

@@ -24,8 +24,9 @@ const char *tool_tracefs(void);
 const char *tool_tracefs_mounted(void);
 
 /*
- * Check the instance named by -B (NULL: the top-level buffer): one that does
- * not exist is an error with a message; @hint is appended to it.
+ * Check the instance named by -B (NULL: the top-level buffer) through the
+ * library: a bad name, a missing instance or no permission is an error with
+ * its message; @hint follows in a line of its own when the instance is missing.
  */
 int tool_instance_check(const char *name, const char *hint);
 

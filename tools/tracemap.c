@@ -4,12 +4,10 @@
  * The subcommands live in cmd-*.c; this file holds main() and what they share.
  */
 #include <errno.h>
-#include <limits.h>
 #include <mntent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <tracefs.h>
@@ -143,38 +141,20 @@ const char *tool_tracefs_mounted(void)
 
 int tool_instance_check(const char *name, const char *hint)
 {
+	char idir[4096];
 	const char *tfs;
-	char path[4096];
-	struct stat st;
-	int e;
+	int ret;
 
 	if (!name)
 		return 0;
 	tfs = tool_tracefs();
 	if (!tfs)
 		return -1;
-	if (!*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
-		tool_err("invalid instance name '%s'", name);
-		return -1;
-	}
-	if (strlen(name) > NAME_MAX) {
-		tool_err("an instance name of %zu bytes: tracefs instance names have at most %d "
-			 "bytes; use a shorter one", strlen(name), NAME_MAX);
-		return -1;
-	}
-	snprintf(path, sizeof(path), "%s/instances/%s", tfs, name);
-	e = stat(path, &st) ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-	if (e && e != ENOENT && e != ENOTDIR) {
-		tool_err("cannot look at %s: %s%s", path, strerror(e),
-			 e == EACCES || e == EPERM ? ": run tracemap as root" : "");
-		return -1;
-	}
-	if (e) {
-		tool_err("no instance '%s' (%s does not exist): create it with 'mkdir %s'%s",
-			 name, path, path, hint ? hint : "");
-		return -1;
-	}
-	return 0;
+	/* the library explains a bad name, a missing instance or no permission */
+	ret = tracemap_instance_dir(tfs, name, idir, sizeof(idir));
+	if (ret == -ENODEV && hint)
+		tool_err("%s", hint);
+	return ret ? -1 : 0;
 }
 
 int main(int argc, char **argv)

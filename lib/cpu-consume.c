@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Consuming through the mapping: TRACE_MMAP_IOCTL_GET_READER hands out what
+ * was committed, and the new bytes are [off, reader.read) of the reader
+ * sub-buffer. Owns struct tm_consume; the event iterator tells it how far
+ * it walked (tm_consume_walked()) so that the next region's time base does
+ * not need a second walk.
+ */
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "cpu-local.h"
+
+/* after a GET_READER that handed out nothing the kernel counts as unread */
+#define HOLD_BACK_NS	(1000 * 1000)
+
+/*
+ * The kernel reports a loss once, on the first page it hands out after it:
+ * as a count stored after the data when there is room, else only as a flag.
+ * loss.accounted follows the kernel's overrun counter as of that report, so
+ * a flag without a count is worth what overrun grew by since the last one.
+ * A reader that opens before anything was read starts from 0: the loss
+ * the kernel has not reported yet is in overrun but on no page seen so far.
+ */
+void tm_consume_init(struct tracemap_cpu *c)
+{
+	struct tm_consume *s = &c->consume;
+	struct tm_meta m;
+
+	/* pairs with rb_update_meta_page() at mmap time: start after what was consumed */
+	tm_meta_load(c->meta, &m);
+	s->id = m.id;
+	s->off = m.read;
+	s->walk_off = 0;
+	s->walk_ts = s->id < c->nr_subbufs ?
+		tm_subbuf_load(tm_subbuf_at(c, s->id), TM_SB_TS, __ATOMIC_RELAXED) : 0;
+	s->walk_bad = false;
+	s->seen_entries = m.entries;
+	s->seen_overrun = m.overrun;
+	c->loss.seen_read = m.nread;
+	c->loss.accounted = m.nread ? m.overrun : 0;
+}
+
+int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r)
+{
+	struct tm_consume *s = &c->consume;
+	const unsigned char *sb;
+	long long lost = 0;
+	struct tm_walk w;
+	struct tm_meta m;
+	uint64_t commit;
+
+	/* the kernel held back at the last call while the writer lapped us: not again yet */
+	if (s->held_until && tm_now_ns() < s->held_until)
+		return 0;
+	s->held_until = 0;
+	if (ioctl(c->fd, TRACE_MMAP_IOCTL_GET_READER) < 0)
+		return tm_err(errno);
+	c->st.get_reader++;
+
+	/* pairs with rb_update_meta_page() under the reader lock in the ioctl */
+	tm_meta_load(c->meta, &m);
+	if (m.id >= c->nr_subbufs || m.read > c->subbuf_size - TM_SUBBUF_HDR) {
+		tm_log(TRACEMAP_LOG_ERROR, "cpu%d: meta page reader id %u read %u out of range",
+		       c->cpu, m.id, m.read);
+		return tm_err(EPROTO);
+	}
+
+	if (m.entries < s->seen_entries || m.nread < c->loss.seen_read ||
+	    m.overrun < c->loss.accounted) {
+		/* the buffer was reset (echo > trace, clock change): start over */
+		c->loss.accounted = 0;
+		s->id = TM_NO_ID;
+	}
+	s->seen_entries = m.entries;
+	c->loss.seen_read = m.nread;
+
+	sb = tm_subbuf_at(c, m.id);
+	if (m.id != s->id || m.read < s->off) {
+		s->id = m.id;
+		s->off = 0;
+		s->walk_off = 0;
+		/* the reader page is ours until the next GET_READER: no writer moves it */
+		s->walk_ts = tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_RELAXED);
+		s->walk_bad = false;
+		/* flags are set once, when the page became the reader page in this ioctl */
+		commit = tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_RELAXED);
+		if ((uint32_t)commit & TM_MISSED_EVENTS)
+			lost = tm_loss_flagged(c, tm_subbuf_lost(sb, c->subbuf_size), m.overrun);
+	}
+	if (m.read <= s->off && !lost) {
+		/*
+		 * The kernel holds back: it counts unread events but handed out
+		 * nothing. That is what ring_buffer_map_get_reader() leaves
+		 * behind when the swap it tried found no reader page (the
+		 * WARN_ON(!reader) 6.18 still has, seen only in overwrite mode
+		 * while the writer laps the reader, i.e. while overrun grows).
+		 * Each further call tries the same swap and warns again, so a
+		 * caller that calls again at once (a busy loop, a stream round,
+		 * poll() saying readable) would flood the kernel log: no
+		 * GET_READER on this CPU for HOLD_BACK_NS, by when the writer
+		 * has moved on. Without overwrite losses (an event being
+		 * committed also looks like this, for a moment) nothing waits.
+		 */
+		if (m.entries > m.overrun + m.nread && m.overrun != s->seen_overrun)
+			s->held_until = tm_now_ns() + HOLD_BACK_NS;
+		s->seen_overrun = m.overrun;
+		return 0;
+	}
+	s->seen_overrun = m.overrun;
+
+	tm_region_init(c, r, sb, m.id);
+	r->start = s->off;
+	r->end = m.read > s->off ? m.read : s->off;
+	r->lost = lost;
+	s->off = r->end;
+
+	if (s->walk_off != r->start && !s->walk_bad) {
+		w = (struct tm_walk){ r->data, s->walk_off, r->start, s->walk_ts };
+		if (tm_walk_skip(&w, r->start) < 0)
+			s->walk_bad = true;
+		s->walk_off = w.off;
+		s->walk_ts = w.ts;
+	}
+	if (s->walk_bad) {
+		/* the time base is lost with the corrupt record: report, skip */
+		c->st.corrupt++;
+		r->start = r->end;
+		r->lost = TRACEMAP_LOST_UNKNOWN;
+	}
+	r->base_ts = s->walk_ts;
+	return 1;
+}
+
+void tm_consume_walked(struct tracemap_cpu *c, unsigned int id, const struct tm_walk *w,
+		       bool bad)
+{
+	struct tm_consume *s = &c->consume;
+
+	if (id != s->id)
+		return;
+	s->walk_off = w->off;
+	s->walk_ts = w->ts;
+	s->walk_bad = bad;
+}

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Follow: after the snapshot, every new event, read from validated copies of
+ * the live pages without consuming. Owns struct tm_follow: a cursor on the
+ * page it reads and a gap to report. The snapshot source hands over where
+ * to start through tm_follow_from(); until its pages are all handed out,
+ * follow delivers them (tm_snapshot_region()).
+ */
+#include "cpu-local.h"
+
+void tm_follow_from(struct tracemap_cpu *c, bool valid, unsigned int id, unsigned int off,
+		    uint64_t ts, uint64_t walk_ts)
+{
+	struct tm_follow *f = &c->follow;
+
+	f->cur.valid = valid;
+	f->cur.complete = false;
+	f->cur.id = id;
+	f->cur.off = off;
+	f->cur.ts = ts;
+	f->cur.walk_ts = walk_ts;
+	f->pending_lost = 0;
+}
+
+/* The oldest page newer than @ts, read from the live headers; @newer counts them. */
+static bool find_successor(struct tracemap_cpu *c, uint64_t ts, unsigned int *sid, uint64_t *sts,
+			   unsigned int *newer)
+{
+	bool found = false;
+	unsigned int i;
+
+	*newer = 0;
+	for (i = 0; i < c->nr_subbufs; i++) {
+		const unsigned char *sb = tm_subbuf_at(c, i);
+		/* pairs with the writer's time stamp store before it raises commit */
+		uint64_t commit = tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_ACQUIRE);
+		uint64_t t = tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_RELAXED);
+
+		if (!TM_COMMIT_SIZE(commit) || t <= ts)
+			continue;
+		(*newer)++;
+		if (!found || t < *sts) {
+			*sts = t;
+			*sid = i;
+			found = true;
+		}
+	}
+	return found;
+}
+
+/*
+ * Data the follower had not read yet was overwritten or cleared. After a
+ * reset (echo > trace) nothing has been overwritten since, and what the
+ * reset dropped is no loss, as in consuming mode; otherwise the writer
+ * lapped us and a gap is reported (count unknown).
+ */
+static void follow_gap(struct tracemap_cpu *c)
+{
+	struct tracemap_cpu_stats k;
+
+	if (c->follow.pending_lost)
+		return;
+	if (!tm_cpu_stats_file(c->stats_path, &k) && !k.kernel_overrun)
+		return;
+	c->follow.pending_lost = TRACEMAP_LOST_UNKNOWN;
+	c->st.lost_unknown++;
+}
+
+int tm_follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
+{
+	unsigned int sid = 0, size, loops, newer;
+	struct tm_follow *f = &c->follow;
+	uint64_t sts = 0, ts, end_ts;
+	bool succ, left_intact;
+	int ret;
+
+	if (!tm_snapshot_done(c))
+		return tm_snapshot_region(c, r);
+
+	for (loops = 0; loops <= c->nr_subbufs; loops++) {
+		if (f->cur.valid && f->cur.complete) {
+			/* fully handed out: move on without looking at it again */
+			f->cur.valid = false;
+			continue;
+		}
+		/* look for a newer page first: then the cursor page's commit is final */
+		succ = find_successor(c, f->cur.ts, &sid, &sts, &newer);
+		left_intact = false;
+		if (f->cur.valid) {
+			/*
+			 * Recycled before we copied the rest, or cleared: by a reset,
+			 * or by the writer that is recycling it (commit goes to 0
+			 * before the new time stamp is written).
+			 */
+			if (tm_subbuf_copy(f->buf, tm_subbuf_at(c, f->cur.id), c->subbuf_size, &ts,
+					   &size) || ts != f->cur.ts || size < f->cur.off) {
+				follow_gap(c);
+				f->cur.valid = false;
+				continue;
+			}
+			if (size > f->cur.off) {
+				ret = tm_copy_region(c, r, f->buf, f->cur.id, f->cur.off, size,
+						     f->cur.walk_ts, &end_ts);
+				r->lost = tm_lost_add(r->lost, f->pending_lost);
+				f->pending_lost = 0;
+				f->cur.off = size;
+				f->cur.walk_ts = end_ts;
+				if (succ) {
+					r->flags |= TRACEMAP_REGION_COMPLETE;
+					f->cur.complete = true;
+				}
+				return ret;
+			}
+			if (!succ)
+				return 0;
+			f->cur.valid = false;
+			left_intact = true;
+		}
+		if (!succ) {
+			if (!f->pending_lost)
+				return 0;
+			/* report the gap even when nothing follows it yet */
+			tm_region_init(c, r, tm_subbuf_at(c, 0), TM_NO_ID);
+			r->subbuf = r->data = NULL;
+			r->lost = f->pending_lost;
+			f->pending_lost = 0;
+			return 1;
+		}
+		/*
+		 * The writer fills pages in ring order, so while the page we leave
+		 * still holds what we read, the oldest newer page is the one right
+		 * after it. Once that page was recycled, the writer went through its
+		 * successors too: what they held is gone. Checked after the search,
+		 * which pairs with the writer's time stamp store before commit.
+		 */
+		if (!left_intact && f->cur.id != TM_NO_ID &&
+		    tm_subbuf_load(tm_subbuf_at(c, f->cur.id), TM_SB_TS, __ATOMIC_ACQUIRE) !=
+		    f->cur.ts)
+			follow_gap(c);
+		/*
+		 * Nothing was left to follow from (the buffer was empty at open):
+		 * the first page written since is still there unless the writer
+		 * has used every page of the ring since.
+		 */
+		if (f->cur.id == TM_NO_ID && newer + 1 >= c->nr_subbufs)
+			follow_gap(c);
+		f->cur.valid = true;
+		f->cur.complete = false;
+		f->cur.id = sid;
+		f->cur.off = 0;
+		f->cur.ts = sts;
+		f->cur.walk_ts = UINT64_MAX;
+	}
+	return 0;
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * The per-CPU reader, shared by its files only. struct tracemap_cpu holds
+ * what is common (the fd, the mapping, the statistics) and one sub-struct
+ * per owner; a file writes only its own sub-struct and reaches another
+ * owner's state through that owner's tm_* calls. cpu.c allocates and frees
+ * the owners' buffers with the reader. See lib/README.
+ *
+ *   cpu.c           open/close, getters, dispatch, the event iterator, stats
+ *   cpu-consume.c   .consume: GET_READER through the mapping
+ *   cpu-read.c      .rd:      read() of trace_pipe_raw (no mapping)
+ *   cpu-snapshot.c  .snap:    validated copies of every sub-buffer, by time
+ *   cpu-follow.c    .follow:  the live pages after the snapshot
+ *   subbuf-pages.c  .pages:   the page builder of tracemap_cpu_read_page()
+ */
+#ifndef _TRACEMAP_CPU_LOCAL_H
+#define _TRACEMAP_CPU_LOCAL_H
+
+#include <limits.h>
+
+#include "tracemap-local.h"
+
+#define TM_NO_ID	UINT_MAX
+
+/* The events the kernel has reported lost, shared by both consuming sources. */
+struct tm_loss {
+	uint64_t accounted;	/* overrun as of the last loss report */
+	uint64_t seen_read;	/* events read since the reset, as last seen */
+};
+
+/* cpu-consume.c: the position on the reader page and the time known at walk_off */
+struct tm_consume {
+	unsigned int id;
+	unsigned int off;
+	unsigned int walk_off;
+	uint64_t walk_ts;
+	bool walk_bad;
+	uint64_t seen_entries;
+	uint64_t seen_overrun;	/* overrun at the previous GET_READER */
+	uint64_t held_until;	/* no GET_READER before this (tm_now_ns()), see cpu-consume.c */
+};
+
+/* cpu-read.c: one page copy */
+struct tm_readsrc {
+	unsigned char *buf;
+	unsigned int seq;
+};
+
+struct tm_snap_page {
+	uint64_t ts;
+	unsigned int id;
+	unsigned int start;
+	unsigned int size;
+};
+
+/* cpu-snapshot.c: validated copies of every sub-buffer */
+struct tm_snapshot {
+	unsigned char *copies;
+	struct tm_snap_page *byid;	/* the copy of each sub-buffer */
+	struct tm_snap_page *order;	/* what the snapshot hands out, oldest first */
+	unsigned int nr_order;
+	unsigned int next_order;
+	bool scanned;
+	bool unsure;
+};
+
+/* cpu-follow.c: the cursor on the live page after what was handed out */
+struct tm_follow {
+	struct {
+		bool valid;
+		bool complete;
+		unsigned int id;
+		unsigned int off;
+		uint64_t ts;
+		uint64_t walk_ts;
+	} cur;
+	long long pending_lost;
+	unsigned char *buf;
+};
+
+/* cpu.c: tracemap_cpu_next_event() over the current region */
+struct tm_iter {
+	struct tracemap_region region;
+	struct tm_walk walk;
+	long long missed;
+	bool have_region;
+};
+
+/* subbuf-pages.c: the page tracemap_cpu_read_page() is building */
+struct tm_pages {
+	unsigned char *stage;
+	bool staged;
+	bool complete;
+	unsigned int id;
+	unsigned int start;
+	unsigned int end;
+	uint64_t base;
+	long long lost;
+	uint64_t since;
+};
+
+struct tracemap_cpu {
+	int fd;
+	int cpu;
+	enum tracemap_mode mode;
+	enum tracemap_backend backend;
+	unsigned int subbuf_size;
+	unsigned int nr_subbufs;
+
+	/* the mapping (BACKEND_MMAP) */
+	void *map;
+	size_t map_len;
+	const struct trace_buffer_meta *meta;
+	const unsigned char *subbufs;
+	/* per_cpu/cpuN/stats: the counters when the meta page does not have them */
+	char *stats_path;
+
+	struct tm_loss loss;
+	struct tm_consume consume;
+	struct tm_readsrc rd;
+	struct tm_snapshot snap;
+	struct tm_follow follow;
+	struct tm_iter it;
+	struct tm_pages pages;
+
+	struct tracemap_cpu_stats st;
+};
+
+static inline const unsigned char *tm_subbuf_at(const struct tracemap_cpu *c, unsigned int id)
+{
+	return c->subbufs + (size_t)id * c->subbuf_size;
+}
+
+/* cpu.c: what every source uses */
+void tm_region_init(const struct tracemap_cpu *c, struct tracemap_region *r,
+		    const unsigned char *sb, unsigned int id);
+long long tm_lost_add(long long a, long long b);
+/* A loss flagged on a page: the stored count, or what overrun grew by since the last one. */
+long long tm_loss_flagged(struct tracemap_cpu *c, long long stored, uint64_t overrun);
+
+/* cpu-consume.c */
+void tm_consume_init(struct tracemap_cpu *c);
+int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r);
+/* The iterator walked region @id to @w (@bad: a corrupt record): the walk continues there. */
+void tm_consume_walked(struct tracemap_cpu *c, unsigned int id, const struct tm_walk *w,
+		       bool bad);
+
+/* cpu-read.c */
+void tm_read_init(struct tracemap_cpu *c);
+int tm_read_region(struct tracemap_cpu *c, struct tracemap_region *r);
+
+/* cpu-snapshot.c */
+/* Copy every sub-buffer and order them; the follow source starts after them. */
+void tm_snapshot_scan(struct tracemap_cpu *c);
+int tm_snapshot_region(struct tracemap_cpu *c, struct tracemap_region *r);
+/* Scanned and every page of the scan handed out. */
+bool tm_snapshot_done(const struct tracemap_cpu *c);
+/* Scan again on the next region. */
+void tm_snapshot_rewind(struct tracemap_cpu *c);
+/* Fill @r from a validated copy @sb, with the time at @start and (in @end_ts) at @end. */
+int tm_copy_region(struct tracemap_cpu *c, struct tracemap_region *r, const unsigned char *sb,
+		   unsigned int id, unsigned int start, unsigned int end, uint64_t base_ts,
+		   uint64_t *end_ts);
+
+/* cpu-follow.c */
+/*
+ * Where following continues: on sub-buffer @id (TM_NO_ID: none) with time
+ * stamp @ts, from @off with the time @walk_ts there (UINT64_MAX: walk from
+ * 0) when @valid, else on the first page newer than @ts. Clears any gap.
+ */
+void tm_follow_from(struct tracemap_cpu *c, bool valid, unsigned int id, unsigned int off,
+		    uint64_t ts, uint64_t walk_ts);
+int tm_follow_region(struct tracemap_cpu *c, struct tracemap_region *r);
+
+/* subbuf-pages.c: the page builder */
+int tm_pages_read(struct tracemap_cpu *c, void *buf, unsigned int flags);
+uint64_t tm_pages_pending_since(const struct tracemap_cpu *c);
+void tm_pages_drop(struct tracemap_cpu *c);
+
+#endif /* _TRACEMAP_CPU_LOCAL_H */

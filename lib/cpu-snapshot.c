@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * Snapshot: validated copies of every sub-buffer, ordered by time, without
+ * consuming anything. Owns struct tm_snapshot. When the last copied page is
+ * handed out, the follow source is told where to continue (tm_follow_from()).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu-local.h"
+
+static int cmp_snap(const void *a, const void *b)
+{
+	const struct tm_snap_page *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Validated copy of one sub-buffer into copies[id], retried while it tears. */
+static int copy_page(struct tracemap_cpu *c, unsigned int id, uint64_t *ts, unsigned int *size)
+{
+	unsigned char *dst = c->snap.copies + (size_t)id * c->subbuf_size;
+	int tries;
+
+	for (tries = 0; tries < 4; tries++)
+		if (!tm_subbuf_copy(dst, tm_subbuf_at(c, id), c->subbuf_size, ts, size))
+			return 0;
+	return tm_err(EAGAIN);
+}
+
+/*
+ * Bring the copies of every sub-buffer up to date: copy each page whose
+ * header changed since its last copy (all of them on the first pass).
+ * Returns true when the only change was growth of the newest page.
+ *
+ * Copies taken one after the other while the writer goes on need not fit
+ * together: a page copied before the writer recycled it lacks its new
+ * content, and a page copied later may already hold what followed, a gap
+ * in the middle. A pass that finds every other page as copied proves the
+ * set gap-free: the writer changes only the newest page and, moving on,
+ * the oldest one, so a page recycled after its check holds data newer than
+ * all we have, and the one after it would have been seen changed.
+ */
+static bool snapshot_pass(struct tracemap_cpu *c, bool first)
+{
+	unsigned int i, size, grown = TM_NO_ID, newest = TM_NO_ID;
+	struct tm_snap_page *byid = c->snap.byid;
+	uint64_t ts, commit;
+	bool other = false;
+
+	for (i = 0; i < c->nr_subbufs; i++) {
+		struct tm_snap_page *p = &byid[i];
+		const unsigned char *sb = tm_subbuf_at(c, i);
+
+		if (!first) {
+			/* time stamp before commit: the writer's order reversed (tm_subbuf_copy) */
+			ts = tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_ACQUIRE);
+			commit = tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_ACQUIRE);
+			if (p->id != TM_NO_ID && ts == p->ts && TM_COMMIT_SIZE(commit) == p->size)
+				continue;
+			if (p->id != TM_NO_ID && ts == p->ts && TM_COMMIT_SIZE(commit) > p->size &&
+			    grown == TM_NO_ID)
+				grown = i;
+			else
+				other = true;
+		}
+		if (copy_page(c, i, &ts, &size)) {
+			*p = (struct tm_snap_page){ .id = TM_NO_ID };
+			other = true;
+			continue;
+		}
+		/* recycled between the look and the copy */
+		if (grown == i && ts != p->ts)
+			other = true;
+		*p = (struct tm_snap_page){ .ts = ts, .id = i, .size = size };
+	}
+	for (i = 0; i < c->nr_subbufs; i++)
+		if (byid[i].id != TM_NO_ID && byid[i].size &&
+		    (newest == TM_NO_ID || byid[i].ts > byid[newest].ts))
+			newest = i;
+	return !first && !other && (grown == TM_NO_ID || grown == newest);
+}
+
+/*
+ * Copy every sub-buffer, order by time, and keep what the reader page has not
+ * handed out: pages older than the reader page were consumed and only wait in
+ * the ring to be overwritten.
+ */
+void tm_snapshot_scan(struct tracemap_cpu *c)
+{
+	unsigned int i, n = 0, keep = 0, pass;
+	struct tm_snapshot *s = &c->snap;
+	struct tm_snap_page *rp = NULL;
+	bool settled = false;
+	struct tm_meta m;
+
+	/* pairs with rb_update_meta_page(): the reader page as of the last GET_READER */
+	tm_meta_load(c->meta, &m);
+	for (pass = 0; pass < 16 && !settled; pass++)
+		settled = snapshot_pass(c, !pass);
+	for (i = 0; i < c->nr_subbufs; i++)
+		if (s->byid[i].id != TM_NO_ID && s->byid[i].size)
+			s->order[n++] = s->byid[i];
+	qsort(s->order, n, sizeof(*s->order), cmp_snap);
+	/* the writer outran us every time: any page boundary may hide a gap */
+	s->unsure = !settled;
+	if (!settled)
+		c->st.lost_unknown++;
+	for (i = 0; i < n; i++)
+		if (s->order[i].id == m.id)
+			rp = &s->order[i];
+	for (i = 0; i < n; i++) {
+		struct tm_snap_page p = s->order[i];
+
+		if (p.id == m.id) {
+			p.start = m.read;
+			if (p.start >= p.size)
+				continue;
+		} else if (rp && p.ts <= rp->ts) {
+			continue;
+		}
+		s->order[keep++] = p;
+	}
+	s->nr_order = keep;
+	s->next_order = 0;
+	s->scanned = true;
+
+	/*
+	 * Where follow mode starts when the snapshot holds nothing new: on the
+	 * reader page after what it handed out (the time there is found by
+	 * walking from 0 when the page grows), or on the first page newer.
+	 */
+	if (rp && m.read >= rp->size)
+		tm_follow_from(c, true, m.id, m.read, rp->ts, UINT64_MAX);
+	else
+		tm_follow_from(c, false, rp ? rp->id : TM_NO_ID, 0, rp ? rp->ts : 0, 0);
+}
+
+int tm_copy_region(struct tracemap_cpu *c, struct tracemap_region *r, const unsigned char *sb,
+		   unsigned int id, unsigned int start, unsigned int end, uint64_t base_ts,
+		   uint64_t *end_ts)
+{
+	struct tm_walk w;
+
+	tm_region_init(c, r, sb, id);
+	w = (struct tm_walk){ r->data, 0, end, r->page_ts };
+	if (base_ts != UINT64_MAX && start) {
+		w.off = start;
+		w.ts = base_ts;
+	}
+	if (tm_walk_skip(&w, start) < 0)
+		goto corrupt;
+	r->base_ts = w.ts;
+	r->start = start;
+	r->end = end;
+	if (tm_walk_skip(&w, end) < 0)
+		goto corrupt;
+	*end_ts = w.ts;
+	return 1;
+corrupt:
+	c->st.corrupt++;
+	tm_log(TRACEMAP_LOG_WARN, "cpu%d: corrupt record in sub-buffer %u: skipped", c->cpu, id);
+	r->start = r->end = end;
+	r->base_ts = r->page_ts;
+	r->lost = TRACEMAP_LOST_UNKNOWN;
+	*end_ts = r->page_ts;
+	return 1;
+}
+
+int tm_snapshot_region(struct tracemap_cpu *c, struct tracemap_region *r)
+{
+	struct tm_snapshot *s = &c->snap;
+	struct tm_snap_page *p;
+	uint64_t end_ts;
+
+	if (!s->scanned)
+		tm_snapshot_scan(c);
+	if (s->next_order >= s->nr_order)
+		return 0;
+	p = &s->order[s->next_order++];
+	tm_copy_region(c, r, s->copies + (size_t)p->id * c->subbuf_size, p->id, p->start,
+		       p->size, UINT64_MAX, &end_ts);
+	if (s->unsure && s->next_order > 1)
+		r->lost = TRACEMAP_LOST_UNKNOWN;
+	if (s->next_order < s->nr_order)
+		r->flags |= TRACEMAP_REGION_COMPLETE;
+
+	/* follow mode continues from the last page handed out */
+	tm_follow_from(c, true, p->id, p->size, p->ts, end_ts);
+	return 1;
+}
+
+bool tm_snapshot_done(const struct tracemap_cpu *c)
+{
+	return c->snap.scanned && c->snap.next_order >= c->snap.nr_order;
+}
+
+void tm_snapshot_rewind(struct tracemap_cpu *c)
+{
+	c->snap.scanned = false;
+	c->snap.nr_order = c->snap.next_order = 0;
+}
