@@ -198,6 +198,7 @@ int cmd_stream(int argc, char **argv)
 	struct ev_set events = { 0 };
 	struct tracemap_stream *s = NULL;
 	struct opts o = { 0 };
+	struct output out = { .fd = -1 };
 	struct printer p;
 	int sfd = -1, ret = 1;
 	bool private = false, printer_ok = false;
@@ -213,6 +214,8 @@ int cmd_stream(int argc, char **argv)
 	sigaddset(&sigs, SIGHUP);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* past a file size limit: EFBIG from write(), reported, not a silent kill */
+	signal(SIGXFSZ, SIG_IGN);
 
 	o.specs = calloc(argc, sizeof(*o.specs));
 	if (!o.specs || parse_args(argc, argv, &o))
@@ -232,7 +235,7 @@ int cmd_stream(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (printer_init(&p, tfs, inst, o.raw))
+	if (out_init(&out, STDOUT_FILENO, STDOUT_BUF) || printer_init(&p, tfs, inst, o.raw, &out))
 		goto out;
 	printer_ok = true;
 	if (!o.instance && !o.top) {
@@ -284,18 +287,19 @@ int cmd_stream(int argc, char **argv)
 	if (private)
 		fprintf(stderr, "tracemap: streaming the private instance %s (markers: %s/instances/"
 			"%s/trace_marker); Ctrl-C stops\n", iname, tfs, iname);
-	/* a file or pipe gets large writes; a terminal a line at a time */
-	if (!isatty(STDOUT_FILENO))
-		setvbuf(stdout, NULL, _IOFBF, STDOUT_BUF);
 	start = now_ns();
 	p.sfd = sfd;
+	out.sfd = sfd;
 	ret = stream_loop(s, &p, sfd, o.busy, o.latency_ms) ? 1 : 0;
 	p.sfd = -1;
 
 	/* stop: the events first, then what is left in the buffers */
 	events_restore(inst, &events);
-	stream_final_drain(s);
+	stream_final_drain(s, &out);
 	print_stats(s, (now_ns() - start) / 1e9);
+	out_report(&out);
+	if (out_failed(&out))
+		ret = 1;
 out:
 	events_restore(inst, &events);
 	tracemap_stream_close(s);
@@ -309,6 +313,6 @@ out:
 	free(o.specs);
 	if (sfd >= 0)
 		close(sfd);
-	fflush(stdout);
+	out_free(&out);
 	return ret;
 }

@@ -4,6 +4,7 @@
  *   stream-events.c  -e resolution, enabling the events and putting them back
  *   stream-print.c   the text printer (trace-cmd report's columns, or --raw)
  *   stream-loop.c    the wait/consume loop, output flushing, the final drain
+ *   stream-out.c     the output: buffered write(2), write errors, events not written
  *   cmd-stream.c     options, setup and teardown in order, statistics
  */
 #ifndef _TRACEMAP_CMD_STREAM_H
@@ -55,6 +56,42 @@ void events_restore(struct tracefs_instance *inst, struct ev_set *set);
 
 void events_free(struct ev_set *set);
 
+/* --------------------------------------------------- stream-out.c */
+
+struct output {
+	int fd;
+	int sfd;		/* signalfd: cuts a wait for room short; -1: none */
+	char *buf;
+	size_t len;
+	size_t cap;
+	size_t chunk;		/* bytes per write(): what poll() promises for a pipe */
+	uint32_t *ends;		/* end offset in buf of each buffered event */
+	size_t nev;
+	size_t evcap;
+	int err;		/* why the output ended: EPIPE (closed), ETIME, EINTR, or an error */
+	uint64_t unwritten;	/* events consumed but not written */
+	uint64_t deadline;	/* now_ns() after which a wait for room gives up; 0: none */
+	uint64_t held_since;	/* when the oldest buffered byte came */
+	bool interrupted;	/* a signal came while waiting for room */
+	bool eager;		/* a terminal: written at once */
+};
+
+/* Buffer of @cap bytes for @fd; -1 after a message. */
+int out_init(struct output *o, int fd, size_t cap);
+void out_free(struct output *o);
+/* Append @len bytes (one event's line when @event); -1 once the output has ended. */
+int out_put(struct output *o, const void *data, size_t len, bool event);
+/* Write everything buffered; -1 when the output ended (o->err says why). */
+int out_flush(struct output *o);
+/* Flush when the oldest byte is @max_ns old (a terminal: at once); -1 as out_flush(). */
+int out_due(struct output *o, uint64_t max_ns);
+/* Milliseconds until out_due() would flush, -1 when nothing is held. */
+int out_timeout(const struct output *o, uint64_t max_ns);
+/* The output ended with an error to report (not a closed pipe, deadline or signal). */
+bool out_failed(const struct output *o);
+/* Say why the output ended and how many events were not written, if any were. */
+void out_report(const struct output *o);
+
 /* ------------------------------------------------- stream-print.c */
 
 #define NR_GONE		64
@@ -73,10 +110,12 @@ struct printer {
 	int sfd;
 	bool stop;			/* a signal arrived during a round */
 	bool raw;
+	struct output *out;
 };
 
-/* Load the event formats of @tfs (unless @raw); -1 after a message. */
-int printer_init(struct printer *p, const char *tfs, struct tracefs_instance *inst, bool raw);
+/* Load the event formats of @tfs (unless @raw), print to @out; -1 after a message. */
+int printer_init(struct printer *p, const char *tfs, struct tracefs_instance *inst, bool raw,
+		 struct output *out);
 void printer_free(struct printer *p);
 
 /* The time column for @inst's trace_clock, as trace-cmd report picks it. */
@@ -101,6 +140,6 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 		int latency_ms);
 
 /* Deliver what is still in the buffers after the stop, for a bounded time. */
-void stream_final_drain(struct tracemap_stream *s);
+void stream_final_drain(struct tracemap_stream *s, struct output *o);
 
 #endif /* _TRACEMAP_CMD_STREAM_H */

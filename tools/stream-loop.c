@@ -34,51 +34,12 @@ bool stop_requested(int sfd)
 	return read(sfd, &si, sizeof(si)) == sizeof(si);
 }
 
-/*
- * Output goes out at once to a terminal; to a file or pipe it is held in
- * stdio's buffer for at most the latency bound, so a slow trickle of
- * events does not cost one write() per wakeup.
- */
-struct flusher {
-	uint64_t held_since;	/* 0: nothing held */
-	uint64_t max_ns;
-	bool eager;
-};
-
-/* Returns non-zero when the output is gone (EPIPE). */
-static int flush_output(struct flusher *f, int delivered)
-{
-	uint64_t now;
-
-	if (delivered > 0 && !f->held_since)
-		f->held_since = now_ns();
-	if (!f->held_since)
-		return 0;
-	now = now_ns();
-	if (!f->eager && now - f->held_since < f->max_ns)
-		return 0;
-	f->held_since = 0;
-	return fflush(stdout);
-}
-
-/* epoll_wait() timeout: until held output is due, else forever */
-static int flush_timeout(const struct flusher *f)
-{
-	uint64_t due, now;
-
-	if (!f->held_since)
-		return -1;
-	due = f->held_since + f->max_ns;
-	now = now_ns();
-	return now >= due ? 0 : (int)((due - now + 999999) / 1000000);
-}
-
 int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy,
 		int latency_ms)
 {
-	struct flusher f = { .max_ns = (uint64_t)latency_ms * 1000000,
-			     .eager = isatty(STDOUT_FILENO) };
+	uint64_t max_ns = (uint64_t)latency_ms * 1000000;
 	struct epoll_event e, evs[2];
+	struct output *o = p->out;
 	uint64_t now, last_round = 0;
 	unsigned int rounds = 0;
 	int ep, ret, n, i;
@@ -91,7 +52,7 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 				return 0;
 			if (ret < 0)
 				goto fail;
-			if (flush_output(&f, ret))
+			if (out_due(o, max_ns))
 				return 0;
 			if ((ret == 0 || ++rounds % BUSY_CHECK_EVERY == 0) && stop_requested(sfd))
 				stop = true;
@@ -124,10 +85,10 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 
 			nanosleep(&ts, NULL);
 		}
-		n = epoll_wait(ep, evs, 2, flush_timeout(&f));
+		n = epoll_wait(ep, evs, 2, out_timeout(o, max_ns));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n == 0 && flush_output(&f, 0))
+		if (n == 0 && out_due(o, max_ns))
 			stop = true;
 		if (n < 0) {
 			ret = -errno;
@@ -136,12 +97,14 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 		}
 		for (i = 0; i < n; i++) {
 			if (evs[i].data.fd == sfd) {
+				/* taken off the signalfd: only a second signal cuts the stop short */
+				stop_requested(sfd);
 				stop = true;
 				continue;
 			}
 			last_round = now_ns();
 			ret = tracemap_stream_consume(s);
-			if (ret == -EPIPE || p->stop || flush_output(&f, ret)) {
+			if (ret == -EPIPE || p->stop || out_due(o, max_ns)) {
 				stop = true;
 				continue;
 			}
@@ -158,13 +121,16 @@ fail:
 	return -1;
 }
 
-void stream_final_drain(struct tracemap_stream *s)
+void stream_final_drain(struct tracemap_stream *s, struct output *o)
 {
 	uint64_t end = now_ns() + DRAIN_NS;
 	int ret;
 
-	do {
+	/* after a failed write nothing more is taken from the buffers */
+	while (!o->err) {
 		ret = tracemap_stream_consume(s);
-	} while (ret > 0 && now_ns() < end);
-	fflush(stdout);
+		if (ret <= 0 || now_ns() >= end)
+			break;
+	}
+	out_flush(o);
 }

@@ -39,10 +39,12 @@ const char *printer_time_format(struct tracefs_instance *inst)
 	return fmt;
 }
 
-int printer_init(struct printer *p, const char *tfs, struct tracefs_instance *inst, bool raw)
+int printer_init(struct printer *p, const char *tfs, struct tracefs_instance *inst, bool raw,
+		 struct output *out)
 {
 	memset(p, 0, sizeof(*p));
 	p->sfd = -1;
+	p->out = out;
 	p->raw = raw;
 	p->tracefs = tfs;
 	if (raw)
@@ -70,7 +72,7 @@ void printer_free(struct printer *p)
 }
 
 /* "[CPU] TS SIZE": no formatting library on this path */
-static void print_raw(const struct tracemap_event *ev)
+static int print_raw(struct printer *p, const struct tracemap_event *ev)
 {
 	char buf[64], *q = buf + sizeof(buf);
 	unsigned long long v;
@@ -95,7 +97,7 @@ static void print_raw(const struct tracemap_event *ev)
 		cpu /= 10;
 	}
 	*--q = '[';
-	fwrite(q, 1, buf + sizeof(buf) - q, stdout);
+	return out_put(p->out, q, buf + sizeof(buf) - q, true);
 }
 
 /*
@@ -167,7 +169,7 @@ static void exec_comm(struct printer *p, struct tep_event *e, struct tep_record 
 	tep_override_comm(p->tep, comm, pid);
 }
 
-static void print_event(struct printer *p, const struct tracemap_event *ev)
+static int print_event(struct printer *p, const struct tracemap_event *ev)
 {
 	static const char spaces[] = "                    "; /* 20 */
 	struct trace_seq *s = &p->seq;
@@ -198,18 +200,15 @@ static void print_event(struct printer *p, const struct tracemap_event *ev)
 	if (s->len && s->buffer[s->len - 1] == '\n')
 		s->len--;
 	trace_seq_putc(s, '\n');
-	fwrite(s->buffer, 1, s->len, stdout);
+	return out_put(p->out, s->buffer, s->len, true);
 }
 
 int printer_on_event(void *ctx, const struct tracemap_event *ev)
 {
 	struct printer *p = ctx;
 
-	if (p->raw)
-		print_raw(ev);
-	else
-		print_event(p, ev);
-	if (ferror(stdout))
+	/* the output ended (closed, full disk, ...): stop delivering; the event is counted */
+	if (p->raw ? print_raw(p, ev) : print_event(p, ev))
 		return -EPIPE;
 	/* a reader far behind has long rounds: look for Ctrl-C inside them too */
 	if (++p->since_check >= STOP_CHECK_EVERY && p->sfd >= 0) {
@@ -224,9 +223,13 @@ int printer_on_event(void *ctx, const struct tracemap_event *ev)
 
 int printer_on_lost(void *ctx, int cpu, long long lost)
 {
+	struct printer *p = ctx;
+	char line[64];
+	int n;
+
 	if (lost > 0)
-		printf("CPU:%d [%lld EVENTS DROPPED]\n", cpu, lost);
+		n = snprintf(line, sizeof(line), "CPU:%d [%lld EVENTS DROPPED]\n", cpu, lost);
 	else
-		printf("CPU:%d [EVENTS DROPPED]\n", cpu);
-	return ferror(stdout) ? -EPIPE : 0;
+		n = snprintf(line, sizeof(line), "CPU:%d [EVENTS DROPPED]\n", cpu);
+	return out_put(p->out, line, n, false) ? -EPIPE : 0;
 }
