@@ -111,6 +111,9 @@ struct printer {
 	bool stop;			/* a signal arrived during a round */
 	bool raw;
 	struct output *out;
+	bool signalled;			/* ... and it was read from the signalfd */
+	uint64_t until;			/* final drain: no event after this now_ns(); 0: none */
+	uint64_t delivered;		/* events taken (printed, or counted unwritten) */
 };
 
 /* Load the event formats of @tfs (unless @raw), print to @out; -1 after a message. */
@@ -139,7 +142,12 @@ bool stop_requested(int sfd);
 int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy,
 		int latency_ms);
 
-/* Deliver what is still in the buffers after the stop, for a bounded time. */
-void stream_final_drain(struct tracemap_stream *s, struct output *o);
+/*
+ * After the stop: deliver what is still in the buffers for at most
+ * DRAIN_READ_MS and write it within DRAIN_WRITE_MS of @stop_ns; a second
+ * signal on p->sfd ends both at once. Returns true when it was cut short
+ * (deadline or signal) rather than finding the buffers empty.
+ */
+bool stream_final_drain(struct tracemap_stream *s, struct printer *p, uint64_t stop_ns);
 
 #endif /* _TRACEMAP_CMD_STREAM_H */

@@ -15,7 +15,8 @@
 #include "tracemap-tool.h"
 #include "cmd-stream.h"
 
-#define DRAIN_NS		(300 * 1000000ULL)	/* final drain after the stop */
+#define DRAIN_READ_MS		500	/* final drain: taking events from the buffers */
+#define DRAIN_WRITE_MS		1000	/* ... and writing them, from the stop on */
 #define BUSY_CHECK_EVERY	256			/* busy-poll: rounds per signal check */
 #define ROUND_GAP_NS		200000			/* at most 5000 rounds a second */
 
@@ -34,6 +35,18 @@ bool stop_requested(int sfd)
 	return read(sfd, &si, sizeof(si)) == sizeof(si);
 }
 
+/*
+ * The stop is under way: a signal that cut a wait for room short is taken
+ * off the signalfd, so that only a second one ends the final drain early.
+ */
+static void stop_taken(struct printer *p)
+{
+	if (p->out->interrupted && !p->signalled && stop_requested(p->sfd))
+		p->out->interrupted = false;
+	p->stop = false;
+	p->signalled = false;
+}
+
 int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy,
 		int latency_ms)
 {
@@ -48,12 +61,16 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 	if (busy) {
 		while (!stop) {
 			ret = tracemap_stream_consume(s);
-			if (ret == -EPIPE || p->stop)
+			if (ret == -EPIPE || p->stop) {
+				stop_taken(p);
 				return 0;
+			}
 			if (ret < 0)
 				goto fail;
-			if (out_due(o, max_ns))
+			if (out_due(o, max_ns)) {
+				stop_taken(p);
 				return 0;
+			}
 			if ((ret == 0 || ++rounds % BUSY_CHECK_EVERY == 0) && stop_requested(sfd))
 				stop = true;
 		}
@@ -115,22 +132,39 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 		}
 	}
 	close(ep);
+	stop_taken(p);
 	return 0;
 fail:
 	tool_err("reading the ring buffers failed: %s", strerror(-ret));
 	return -1;
 }
 
-void stream_final_drain(struct tracemap_stream *s, struct output *o)
+bool stream_final_drain(struct tracemap_stream *s, struct printer *p, uint64_t stop_ns)
 {
-	uint64_t end = now_ns() + DRAIN_NS;
+	struct output *o = p->out;
+	bool cut = false;
 	int ret;
 
+	/*
+	 * A slow reader of the output must not hold the stop up: one consume
+	 * call would otherwise deliver the whole backlog, each write waiting
+	 * for room. Events not taken by DRAIN_READ_MS stay in the buffers;
+	 * those taken but not written by DRAIN_WRITE_MS are counted lost.
+	 */
+	p->until = stop_ns + DRAIN_READ_MS * 1000000ULL;
+	o->deadline = stop_ns + DRAIN_WRITE_MS * 1000000ULL;
 	/* after a failed write nothing more is taken from the buffers */
-	while (!o->err) {
+	while (!o->err && !p->stop) {
 		ret = tracemap_stream_consume(s);
-		if (ret <= 0 || now_ns() >= end)
+		if (ret <= 0)
 			break;
 	}
-	out_flush(o);
+	cut = p->stop || (o->err && o->err != EPIPE);
+	/* a second signal: write nothing more */
+	if ((p->signalled || stop_requested(p->sfd)) && !o->err)
+		o->err = EINTR;
+	if (out_flush(o) && o->err != EPIPE)
+		cut = true;
+	p->until = 0;
+	return cut;
 }

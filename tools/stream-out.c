@@ -133,32 +133,32 @@ int out_flush(struct output *o)
 	}
 	consumed(o, done);
 	if (o->len) {
-		/* a signal or the deadline: the rest is not written */
+		/* a signal while streaming: keep it all for the final drain */
+		if (o->interrupted && !o->deadline)
+			return -1;
+		/* a signal during the final drain, or its deadline: the rest is lost */
 		return give_up(o, o->interrupted ? EINTR : ETIME);
 	}
 	o->held_since = 0;
 	return 0;
 }
 
-int out_put(struct output *o, const void *data, size_t len, bool event)
+/* Add @len bytes, growing the buffer past cap when it must; -1 out of memory. */
+static int append(struct output *o, const void *data, size_t len, bool event)
 {
-	if (o->err) {
-		o->unwritten += event;
-		return -1;
-	}
-	if (len > o->cap - o->len && (out_flush(o) || len > o->cap)) {
-		o->unwritten += event;
-		if (!o->err)
-			give_up(o, EMSGSIZE);
-		return -1;
+	if (len > o->cap - o->len) {
+		char *b = realloc(o->buf, o->len + len);
+
+		if (!b)
+			return -1;
+		o->buf = b;
+		o->cap = o->len + len;
 	}
 	if (event && o->nev == o->evcap) {
 		uint32_t *e = realloc(o->ends, 2 * o->evcap * sizeof(*e));
 
-		if (!e) {
-			o->unwritten++;
-			return give_up(o, ENOMEM);
-		}
+		if (!e)
+			return -1;
 		o->ends = e;
 		o->evcap *= 2;
 	}
@@ -168,6 +168,33 @@ int out_put(struct output *o, const void *data, size_t len, bool event)
 		o->ends[o->nev++] = o->len;
 	if (!o->held_since)
 		o->held_since = now_ns();
+	return 0;
+}
+
+int out_put(struct output *o, const void *data, size_t len, bool event)
+{
+	if (o->err) {
+		o->unwritten += event;
+		return -1;
+	}
+	if (len > o->cap - o->len && out_flush(o)) {
+		if (o->err) {
+			o->unwritten += event;
+			return -1;
+		}
+		/* interrupted by the stop: hold this one too, the final drain writes it */
+		if (append(o, data, len, event))
+			return give_up(o, ENOMEM);
+		return -1;
+	}
+	if (len > o->cap - o->len) {
+		o->unwritten += event;
+		return give_up(o, EMSGSIZE);
+	}
+	if (append(o, data, len, event)) {
+		o->unwritten += event;
+		return give_up(o, ENOMEM);
+	}
 	return 0;
 }
 

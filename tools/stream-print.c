@@ -207,6 +207,12 @@ int printer_on_event(void *ctx, const struct tracemap_event *ev)
 {
 	struct printer *p = ctx;
 
+	/* the final drain's bound: what is not taken stays in the buffer or is counted lost */
+	if (p->until && now_ns() >= p->until) {
+		p->stop = true;
+		return -EINTR;
+	}
+	p->delivered++;
 	/* the output ended (closed, full disk, ...): stop delivering; the event is counted */
 	if (p->raw ? print_raw(p, ev) : print_event(p, ev))
 		return -EPIPE;
@@ -215,6 +221,7 @@ int printer_on_event(void *ctx, const struct tracemap_event *ev)
 		p->since_check = 0;
 		if (stop_requested(p->sfd)) {
 			p->stop = true;
+			p->signalled = true;
 			return -EINTR;
 		}
 	}
