@@ -140,6 +140,8 @@ int cmd_stat(int argc, char **argv)
 	tfs = tool_tracefs_mounted();
 	if (!tfs || tool_instance_check(iname, NULL))
 		return 1;
+	/* only looks: says what a killed stream left, 'tracemap reset' puts it back */
+	state_repair(false, NULL);
 	if (iname)
 		snprintf(idir, sizeof(idir), "%s/instances/%s", tfs, iname);
 	else

@@ -80,6 +80,47 @@ static void print_stats(struct tracemap_stream *s, double secs)
 		(unsigned long long)tot.reads, (unsigned long long)tot.late);
 }
 
+/*
+ * Every signal whose default is to end the process, except those that
+ * cannot be caught (SIGKILL, SIGSTOP: state.c's file is for those) and
+ * those that report a fault of this process. A signal ignored when we
+ * started stays ignored: SIGHUP under nohup does not stop the stream.
+ */
+static void stop_signals(sigset_t *set)
+{
+	static const int sigs[] = {
+		SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+		SIGPROF, SIGXCPU, SIGIO, SIGPWR, SIGSTKFLT,
+	};
+	struct sigaction old;
+	size_t i;
+
+	sigemptyset(set);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (sigs[i] == SIGHUP && !sigaction(SIGHUP, NULL, &old) &&
+		    old.sa_handler == SIG_IGN)
+			continue;
+		sigaddset(set, sigs[i]);
+	}
+}
+
+/* buffer_percent as it is, before the stream sets its own (follow mode leaves it) */
+static int note_percent(struct tracefs_instance *inst, bool follow)
+{
+	char *v;
+	int ret;
+
+	if (follow)
+		return 0;
+	v = tracefs_instance_file_read(inst, "buffer_percent", NULL);
+	if (!v)
+		return 0;
+	v[strcspn(v, "\n")] = '\0';
+	ret = state_note("buffer_percent", v);
+	free(v);
+	return ret;
+}
+
 /* What the kernel counted as read on each CPU, when the stream started. */
 static void consumed_before(struct tracemap_stream *s, uint64_t *base)
 {
@@ -256,10 +297,7 @@ int cmd_stream(int argc, char **argv)
 	sigset_t sigs;
 
 	/* held from here on, read through a signalfd: setup and restore are never cut short */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);
+	stop_signals(&sigs);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/* past a file size limit: EFBIG from write(), reported, not a silent kill */
@@ -274,6 +312,8 @@ int cmd_stream(int argc, char **argv)
 		goto out;
 	if (events_resolve(tfs, o.specs, o.nr_specs, &events))
 		goto out;
+	/* what a killed stream left, before we look at what is enabled */
+	state_repair(true, NULL);
 
 	/* the buffer: an existing instance, the top level, or our own */
 	if (o.instance) {
@@ -288,6 +328,8 @@ int cmd_stream(int argc, char **argv)
 	printer_ok = true;
 	if (!o.instance && !o.top) {
 		snprintf(pname, sizeof(pname), "tracemap-%d", (int)getpid());
+		if (state_begin(tfs, pname, true))
+			goto out;
 		inst = tracefs_instance_create(pname);
 		if (!inst) {
 			tool_err("cannot create instance %s: %s", pname, strerror(errno));
@@ -307,6 +349,8 @@ int cmd_stream(int argc, char **argv)
 	}
 	iname = inst ? tracefs_instance_get_name(inst) : NULL;
 	warn_tracing_off(inst, tfs);
+	if (!private && (state_begin(tfs, iname, false) || note_percent(inst, o.follow)))
+		goto out;
 
 	so.mode = o.follow ? TRACEMAP_MODE_FOLLOW : TRACEMAP_MODE_CONSUME;
 	so.flags = o.unordered ? TRACEMAP_STREAM_UNORDERED : 0;
@@ -324,7 +368,7 @@ int cmd_stream(int argc, char **argv)
 				 strerror(errno));
 		goto out;
 	}
-	if (events_enable(inst, &events))
+	if (events_enable(inst, &events, private ? NULL : state_note))
 		goto out;
 
 	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -358,6 +402,8 @@ out:
 	if (private && tracefs_instance_destroy(inst))
 		tool_err("cannot remove instance %s: %s (remove it with rmdir)",
 			 tracefs_instance_get_name(inst), strerror(errno));
+	else
+		state_end();
 	tracefs_instance_free(inst);
 	if (printer_ok)
 		printer_free(&p);

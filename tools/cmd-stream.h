@@ -48,8 +48,13 @@ struct ev_set {
  */
 int events_resolve(const char *tfs, char **specs, int nr_specs, struct ev_set *set);
 
-/* Enable every event of @set in @inst, noting what was already on; -1 after a message. */
-int events_enable(struct tracefs_instance *inst, struct ev_set *set);
+/*
+ * Enable every event of @set in @inst, noting what was already on; -1 after
+ * a message. @note (may be NULL) is called with ("event", "SYS:EV") for each
+ * event before it is turned on, and a failure of it stops the enabling.
+ */
+int events_enable(struct tracefs_instance *inst, struct ev_set *set,
+		  int (*note)(const char *key, const char *value));
 
 /* Put back every event events_enable() turned on; safe to call twice. */
 void events_restore(struct tracefs_instance *inst, struct ev_set *set);

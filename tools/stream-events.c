@@ -227,10 +227,12 @@ void events_restore(struct tracefs_instance *inst, struct ev_set *set)
 	}
 }
 
-int events_enable(struct tracefs_instance *inst, struct ev_set *set)
+int events_enable(struct tracefs_instance *inst, struct ev_set *set,
+		  int (*note)(const char *key, const char *value))
 {
 	struct ev_item *evs = set->evs;
 	struct sys_item *sys = set->sys;
+	char name[512];
 	int i, s, st;
 	bool any_off;
 
@@ -239,6 +241,14 @@ int events_enable(struct tracefs_instance *inst, struct ev_set *set)
 		if (st < 0)
 			return -1;
 		evs[i].was_enabled = st;
+	}
+	/* written down first: a stream killed from here on leaves them to repair */
+	for (i = 0; i < set->nr_evs && note; i++) {
+		if (evs[i].was_enabled)
+			continue;
+		snprintf(name, sizeof(name), "%s:%s", evs[i].system, evs[i].event);
+		if (note("event", name))
+			return -1;
 	}
 	for (s = 0; s < set->nr_sys; s++) {
 		if (!sys[s].whole)

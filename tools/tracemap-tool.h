@@ -33,7 +33,26 @@ int tool_instance_check(const char *name, const char *hint);
 /* Route libtracemap's messages through tool_err(); debug ones when @verbose. */
 void tool_set_lib_print(bool verbose);
 
+/*
+ * state.c: what a stream changes, written down first (one file per stream
+ * in $TRACEMAP_STATE_DIR, default /run/tracemap) so that a later run can put
+ * back what a killed one left. -1 after a message.
+ */
+int state_begin(const char *tfs, const char *instance, bool private);
+/* Add a line (buffer_percent=V, event=SYS:EV) and sync; NULL @key: sync only. */
+int state_note(const char *key, const char *value);
+/* The stream put everything back: remove its file. */
+void state_end(void);
+/*
+ * Files of streams that ended without putting things back: with @act put
+ * back what they name (and say so), else say to run 'tracemap reset'.
+ * Returns how many were found; @failed (may be NULL) counts those that could
+ * not be put back.
+ */
+int state_repair(bool act, int *failed);
+
 int cmd_stream(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_reset(int argc, char **argv);
 
 #endif /* _TRACEMAP_TOOL_H */

@@ -21,6 +21,7 @@ static const char usage_text[] =
 "                       [--non-consuming] [--unordered] [--latency-ms N]\n"
 "                       [--watermark PCT] [--busy-poll] [--raw]\n"
 "       tracemap stat [-B instance | --top]\n"
+"       tracemap reset\n"
 "       tracemap --help\n"
 "\n"
 "Read the ftrace ring buffers of an instance through their memory mapping\n"
@@ -52,6 +53,10 @@ static const char usage_text[] =
 "overwritten, read and unread, and the instance's watermark.\n"
 "  -B instance          an existing instance\n"
 "  --top                the top-level buffer\n"
+"\n"
+"reset: put back what a tracemap stream that was killed (SIGKILL, a crash)\n"
+"left: its private instance, the events it enabled, buffer_percent. A\n"
+"stream does this itself when it starts; stat only says so.\n"
 "\n"
 "  -h, --help           this text (also after stream or stat)\n"
 "\n"
@@ -174,6 +179,8 @@ int main(int argc, char **argv)
 		return cmd_stream(argc - 1, argv + 1);
 	if (!strcmp(cmd, "stat"))
 		return cmd_stat(argc - 1, argv + 1);
-	tool_err("unknown command '%s': use stream or stat (tracemap --help)", cmd);
+	if (!strcmp(cmd, "reset"))
+		return cmd_reset(argc - 1, argv + 1);
+	tool_err("unknown command '%s': use stream, stat or reset (tracemap --help)", cmd);
 	return 1;
 }
