@@ -138,7 +138,9 @@ static int run_lib(struct cons *c, int ready_fd, bool busy)
 	struct tracemap_stream *s;
 	int r = 0, idle = 0;
 
-	/* zero-initialised options are the library's defaults */
+	/* zero-initialised options are the library's defaults; busy: consume never sleeps */
+	if (busy)
+		o.flags |= TRACEMAP_STREAM_BUSY_POLL;
 	if (c->watermark >= 0)
 		o.watermark = c->watermark;
 	if (c->latency_ms >= 0)

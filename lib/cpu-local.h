@@ -12,6 +12,7 @@
  *   cpu-snapshot.c  .snap:    validated copies of every sub-buffer, by time
  *   cpu-follow.c    .follow:  the live pages after the snapshot
  *   subbuf-pages.c  .pages:   the page builder of tracemap_cpu_read_page()
+ *   wake.c          .wake:    tracemap_cpu_wait(), the wake-up policy
  */
 #ifndef _TRACEMAP_CPU_LOCAL_H
 #define _TRACEMAP_CPU_LOCAL_H
@@ -122,6 +123,7 @@ struct tracemap_cpu {
 	struct tm_follow follow;
 	struct tm_iter it;
 	struct tm_pages pages;
+	struct tm_wake wake;		/* tracemap_cpu_wait(), wake.c */
 
 	struct tracemap_cpu_stats st;
 };

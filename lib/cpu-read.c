@@ -4,7 +4,6 @@
  * mapped: one page copy per call, the kernel's counters from
  * per_cpu/cpuN/stats. Owns struct tm_readsrc.
  */
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 

@@ -398,6 +398,7 @@ int tracemap_cpu_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	if (ret <= 0)
 		return ret;
 
+	tm_wake_data(&c->wake);
 	c->st.pages++;
 	c->st.bytes += r->end - r->start;
 	if (r->lost > 0)

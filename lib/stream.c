@@ -35,17 +35,6 @@
 #define MAX_MASK_CPUS		8192
 #define MIN_ROUND_REGIONS	64	/* regions one CPU may hand out per round */
 #define MAX_CORRUPT_RETRIES	16
-#define WAKEUP_BACKOFF_NS	1000000
-/*
- * tracemap_stream_poll() starts a round at most this often. At watermark 0
- * the kernel wakes the reader for every event, and a round started at once
- * delivers one to three of them for a GET_READER, an epoll_wait and a
- * wakeup each. Letting events gather for 200 us costs at most that much
- * latency and a fraction of the CPU per event. A round that starts later
- * than this after the previous one (the first after an idle time, or after
- * a long round) does not wait.
- */
-#define MIN_ROUND_NS		200000
 
 struct scpu {
 	struct tracemap_cpu *c;
@@ -79,7 +68,7 @@ struct tracemap_stream {
 	uint64_t op;			/* calls into the readers, in program order */
 	uint64_t round;			/* delivery rounds: each consume, each wakeup */
 	uint64_t round_op;		/* op at the start of the current round */
-	uint64_t round_ns;		/* poll: start of its last round (CLOCK_MONOTONIC) */
+	struct tm_wake wake;		/* the wake-up policy (wake.c) */
 	uint64_t budget;		/* regions per CPU per round */
 	uint64_t last_ts;		/* newest time delivered (ordered) */
 	struct scpu *run;		/* ordered: the CPU of the last event ... */
@@ -89,7 +78,6 @@ struct tracemap_stream {
 	bool drained;			/* the last round found every CPU empty */
 	bool stalled;			/* the last round ended on the budget */
 	bool kicked;			/* kickfd holds a count */
-	unsigned int empty_wakeups;	/* wakeups in a row that delivered nothing */
 
 	char *percent_path;
 	int old_percent;		/* buffer_percent to restore, -1: untouched */
@@ -189,7 +177,11 @@ static int select_cpus(const char *mask, const char *idir, bool *set, int max)
 			break;
 		set[cpu] = true;
 	}
-	return cpu ? 0 : tm_err(ENXIO);
+	if (cpu)
+		return 0;
+	tm_log(TRACEMAP_LOG_ERROR, "no CPU found in /sys/devices/system/cpu/online nor in "
+	       "%s/per_cpu: give a CPU mask", idir);
+	return tm_err(ENXIO);
 }
 
 /* ---------------------------------------------------------- watermark */
@@ -223,8 +215,10 @@ static int set_watermark(struct tracemap_stream *s, const char *idir, int waterm
 		return old;
 	}
 	s->percent_path = strdup(path);
-	if (!s->percent_path)
+	if (!s->percent_path) {
+		tm_log(TRACEMAP_LOG_ERROR, "stream: out of memory");
 		return tm_err(ENOMEM);
+	}
 	if (watermark < 0)
 		return old;
 	if (old != watermark) {
@@ -350,6 +344,17 @@ static void new_round(struct tracemap_stream *s)
 	}
 }
 
+/**
+ * tracemap_stream_open - open the readers of an instance's CPUs as one stream
+ * @instance: the instance, NULL or "" for the top-level buffer
+ * @opts: mode, order, CPUs, watermark, latency and callbacks; NULL for the defaults
+ *
+ * Opens a reader per selected CPU (every one before anything is changed),
+ * sets buffer_percent to the watermark (consume mode) and sets up the
+ * wake-ups. A failure is explained through the print callback.
+ *
+ * Returns the stream, or NULL with errno set.
+ */
 struct tracemap_stream *tracemap_stream_open(const char *instance,
 					     const struct tracemap_stream_opts *opts)
 {
@@ -362,7 +367,8 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 
 	if (tm_opts_copy(&o, sizeof(o), opts, TM_STREAM_OPTS_MIN_SZ, "tracemap_stream_opts"))
 		return NULL;
-	if (o.mode > TRACEMAP_MODE_FOLLOW || (o.flags & ~TRACEMAP_STREAM_UNORDERED) ||
+	if (o.mode > TRACEMAP_MODE_FOLLOW ||
+	    (o.flags & ~(TRACEMAP_STREAM_UNORDERED | TRACEMAP_STREAM_BUSY_POLL)) ||
 	    o.watermark > 100) {
 		tm_log(TRACEMAP_LOG_ERROR, "stream: invalid options (mode %d, flags %#x, "
 		       "watermark %d)", o.mode, o.flags, o.watermark);
@@ -380,6 +386,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	set = calloc(MAX_MASK_CPUS, sizeof(*set));
 	s = calloc(1, sizeof(*s));
 	if (!set || !s) {
+		tm_log(TRACEMAP_LOG_ERROR, "stream: out of memory");
 		ret = tm_err(ENOMEM);
 		goto fail;
 	}
@@ -404,6 +411,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	}
 	s->cpus = calloc(n, sizeof(*s->cpus));
 	if (!s->cpus) {
+		tm_log(TRACEMAP_LOG_ERROR, "stream: out of memory");
 		ret = tm_err(ENOMEM);
 		goto fail;
 	}
@@ -439,8 +447,11 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 		}
 	}
 	ret = setup_wakeups(s, watermark, latency);
-	if (ret)
+	if (ret) {
+		tm_log(TRACEMAP_LOG_ERROR, "stream: cannot set up the wake-ups (epoll, eventfd, "
+		       "timerfd): %s", strerror(-ret));
 		goto fail;
+	}
 	new_round(s);
 	free(set);
 	return s;
@@ -451,6 +462,10 @@ fail:
 	return NULL;
 }
 
+/**
+ * tracemap_stream_close - close the readers, restore buffer_percent, free
+ * @s: the stream; NULL is allowed
+ */
 void tracemap_stream_close(struct tracemap_stream *s)
 {
 	int i;
@@ -472,11 +487,26 @@ void tracemap_stream_close(struct tracemap_stream *s)
 	free(s);
 }
 
+/**
+ * tracemap_stream_nr_cpus - the number of CPUs in a stream
+ * @s: the stream
+ *
+ * Returns the count, or -EINVAL for a NULL stream.
+ */
 int tracemap_stream_nr_cpus(const struct tracemap_stream *s)
 {
 	return s ? s->nr : tm_err(EINVAL);
 }
 
+/**
+ * tracemap_stream_cpu - the reader of one CPU of a stream
+ * @s: the stream
+ * @idx: 0 to tracemap_stream_nr_cpus() - 1
+ *
+ * For tracemap_cpu_id() and tracemap_cpu_stats(); it stays the stream's.
+ *
+ * Returns the reader, or NULL with errno EINVAL.
+ */
 struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int idx)
 {
 	if (!s || idx < 0 || idx >= s->nr) {
@@ -486,6 +516,14 @@ struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int id
 	return s->cpus[idx].c;
 }
 
+/**
+ * tracemap_stream_epoll_fd - a descriptor for the caller's event loop
+ * @s: the stream
+ *
+ * Readable when tracemap_stream_consume() has something to do.
+ *
+ * Returns the epoll descriptor, or -EINVAL for a NULL stream.
+ */
 int tracemap_stream_epoll_fd(const struct tracemap_stream *s)
 {
 	return s ? s->epfd : tm_err(EINVAL);
@@ -759,7 +797,7 @@ static int run_round(struct tracemap_stream *s)
 			n++;
 	}
 	if (n)
-		s->empty_wakeups = 0;
+		tm_wake_data(&s->wake);
 	if (ret < 0)
 		return ret;
 	if (s->stalled)
@@ -773,18 +811,10 @@ static int run_round(struct tracemap_stream *s)
  */
 static int wait_until(struct tracemap_stream *s, uint64_t deadline)
 {
-	static const struct timespec backoff = { .tv_nsec = WAKEUP_BACKOFF_NS };
 	struct epoll_event evs[8];
 	int timeout = -1, ret;
 	uint64_t now;
 
-	/*
-	 * A wakeup is expected to bring data. If several in a row did not (a
-	 * commit still in flight, the kernel's WARN_ON(!reader) path that hands
-	 * out nothing), do not spin on a level-triggered fd.
-	 */
-	if (s->empty_wakeups > 2)
-		nanosleep(&backoff, NULL);
 	if (deadline != UINT64_MAX) {
 		now = tm_now_ns();
 		timeout = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
@@ -792,31 +822,28 @@ static int wait_until(struct tracemap_stream *s, uint64_t deadline)
 	ret = epoll_wait(s->epfd, evs, sizeof(evs) / sizeof(evs[0]), timeout);
 	if (ret < 0)
 		return tm_err(errno);
-	if (ret > 0)
+	if (ret > 0) {
 		clear_wakeups(s);
+		tm_wake_woken(&s->wake);
+	}
 	return ret;
 }
 
-/* Sleep until MIN_ROUND_NS after the start of the last round, at most until @deadline. */
-static void moderate(struct tracemap_stream *s, uint64_t deadline)
+/*
+ * The wake-up policy (wake.c) before every round of poll, consume and
+ * next_event: pause after wakeups that brought nothing, then start at most
+ * one round per TM_MIN_ROUND_NS, sleeping at most until @deadline. Only at
+ * watermark 0 (no tick): above it the kernel wakes in batches. A busy
+ * poller asked for no sleep at all.
+ */
+static void pace(struct tracemap_stream *s, uint64_t deadline)
 {
-	uint64_t now = tm_now_ns(), until = s->round_ns + MIN_ROUND_NS;
-	struct timespec ts;
-
-	/* with a tick (watermark > 0) the kernel already wakes in batches */
-	if (s->timerfd >= 0)
+	if (s->flags & TRACEMAP_STREAM_BUSY_POLL)
 		return;
-
-	if (until > deadline)
-		until = deadline;
-	if (now < until) {
-		ts.tv_sec = until / 1000000000ULL;
-		ts.tv_nsec = until % 1000000000ULL;
-		/* EINTR: a signal for the caller, the round goes ahead */
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-		now = tm_now_ns();
-	}
-	s->round_ns = now;
+	if (tm_wake_backoff(&s->wake))
+		tm_wake_pause();
+	if (s->timerfd < 0)
+		tm_wake_moderate(&s->wake, deadline);
 }
 
 static uint64_t deadline_of(int timeout_ms)
@@ -824,19 +851,46 @@ static uint64_t deadline_of(int timeout_ms)
 	return timeout_ms < 0 ? UINT64_MAX : tm_now_ns() + (uint64_t)timeout_ms * 1000000;
 }
 
-static bool expired(uint64_t deadline)
+/*
+ * The wait of poll and next_event: once the deadline passed after a wait,
+ * 0; else wait. Returns > 0 to go on with a round, 0 or -errno to return.
+ */
+static int wait_more(struct tracemap_stream *s, uint64_t deadline, bool *waited)
 {
-	return deadline != UINT64_MAX && tm_now_ns() >= deadline;
+	if (*waited && deadline != UINT64_MAX && tm_now_ns() >= deadline)
+		return 0;
+	*waited = true;
+	return wait_until(s, deadline);
 }
 
+/**
+ * tracemap_stream_consume - deliver what is ready to the callbacks
+ * @s: the stream
+ *
+ * One round, without waiting for data, paced by the wake-up policy
+ * (wake.c) unless TRACEMAP_STREAM_BUSY_POLL.
+ *
+ * Returns the events delivered, or a negative callback value or -errno.
+ */
 int tracemap_stream_consume(struct tracemap_stream *s)
 {
 	if (!s)
 		return tm_err(EINVAL);
 	clear_wakeups(s);
+	pace(s, UINT64_MAX);
+	/* called on a wakeup of the epoll fd: one that delivers nothing counts as empty */
+	tm_wake_woken(&s->wake);
 	return run_round(s);
 }
 
+/**
+ * tracemap_stream_poll - wait for events and deliver them to the callbacks
+ * @s: the stream
+ * @timeout_ms: the longest wait, -1 for no limit
+ *
+ * Returns the events delivered (0 on timeout), or a negative callback
+ * value or -errno.
+ */
 int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 {
 	bool waited = false;
@@ -849,22 +903,26 @@ int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 	for (;;) {
 		/* after a round that found every CPU empty, only a wakeup brings news */
 		if (!s->drained) {
-			moderate(s, deadline);
+			pace(s, deadline);
 			ret = run_round(s);
 			if (ret)
 				return ret;
 		}
-		if (waited && expired(deadline))
-			return 0;
-		waited = true;
-		ret = wait_until(s, deadline);
+		ret = wait_more(s, deadline, &waited);
 		if (ret <= 0)
 			return ret;
 		s->drained = false;
-		s->empty_wakeups++;
 	}
 }
 
+/**
+ * tracemap_stream_next_event - the next event of the stream, pull model
+ * @s: the stream
+ * @ev: filled with the event, borrowed until the next call on @s
+ * @timeout_ms: the longest wait, -1 for no limit
+ *
+ * Returns 1 with @ev filled, 0 on timeout, or -errno.
+ */
 int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event *ev,
 			       int timeout_ms)
 {
@@ -882,19 +940,16 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 			return ret;
 		if (ret > 0) {
 			take(s, sc);
-			s->empty_wakeups = 0;
+			tm_wake_data(&s->wake);
 			*ev = sc->ev;
 			return 1;
 		}
 		if (!s->stalled) {
-			if (waited && expired(deadline))
-				return 0;
-			waited = true;
-			ret = wait_until(s, deadline);
+			ret = wait_more(s, deadline, &waited);
 			if (ret <= 0)
 				return ret;
-			s->empty_wakeups++;
 		}
+		pace(s, deadline);
 		new_round(s);
 	}
 }

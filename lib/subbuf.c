@@ -16,6 +16,22 @@ static inline uint32_t load32(const unsigned char *p)
 	return v;
 }
 
+/* A data record of @len payload bytes after a @hdr-byte header, checked against @left. */
+static inline int data_record(struct tm_walk *w, struct tm_rec *rec, const unsigned char *p,
+			      unsigned int hdr, unsigned int len, unsigned int left,
+			      uint64_t delta)
+{
+	if (len > left - hdr)
+		return tm_err(EBADMSG);
+	w->ts += delta;
+	rec->ts = w->ts;
+	rec->payload = p + hdr;
+	rec->size = len;
+	rec->off = w->off;
+	w->off += hdr + len;
+	return 1;
+}
+
 int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
 {
 	while (w->off < w->end) {
@@ -31,18 +47,8 @@ int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
 		type_len = hdr & 31;
 		delta = hdr >> 5;
 
-		if (type_len >= 1 && type_len <= 28) {
-			len = type_len * 4;
-			if (len > left - 4)
-				return tm_err(EBADMSG);
-			w->ts += delta;
-			rec->ts = w->ts;
-			rec->payload = p + 4;
-			rec->size = len;
-			rec->off = w->off;
-			w->off += 4 + len;
-			return 1;
-		}
+		if (type_len >= 1 && type_len <= 28)
+			return data_record(w, rec, p, 4, type_len * 4, left, delta);
 
 		if (left < 8)
 			return tm_err(EBADMSG);
@@ -54,15 +60,7 @@ int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
 			if (array0 < 4)
 				return tm_err(EBADMSG);
 			len = ((array0 - 4) + 3) & ~3u;
-			if (len > left - 8)
-				return tm_err(EBADMSG);
-			w->ts += delta;
-			rec->ts = w->ts;
-			rec->payload = p + 8;
-			rec->size = len;
-			rec->off = w->off;
-			w->off += 8 + len;
-			return 1;
+			return data_record(w, rec, p, 8, len, left, delta);
 		case TM_TYPE_PADDING:
 			/* a null padding (delta 0) ends the data */
 			if (!delta) {
@@ -190,6 +188,17 @@ int tm_subbuf_copy(void *dst, const void *src, unsigned int subbuf_size, uint64_
 	return 0;
 }
 
+/**
+ * tracemap_region_write_subbuf - a region as a self-contained sub-buffer
+ * @r: the region
+ * @dst: receives r->subbuf_size bytes
+ * @size: bytes at @dst
+ *
+ * Header time r->base_ts, the lost events as commit flags (and count where
+ * there is room), the records, zero padding.
+ *
+ * Returns the sub-buffer size, or -EINVAL.
+ */
 int tracemap_region_write_subbuf(const struct tracemap_region *r, void *dst, size_t size)
 {
 	if (!r || !dst || size < r->subbuf_size)

@@ -87,8 +87,9 @@ static int no_permission(const char *dir)
  * @buf: receives the directory
  * @size: bytes at @buf
  *
- * Looks in /proc/mounts, then at /sys/kernel/tracing and
- * /sys/kernel/debug/tracing. A failure is explained through the print callback.
+ * Looks in /proc/mounts, or when it cannot be read at /sys/kernel/tracing and
+ * /sys/kernel/debug/tracing; it never mounts tracefs (not even through the
+ * debugfs automount). A failure is explained through the print callback.
  *
  * Returns 0, -ENOENT when no tracefs is mounted (or @dir is none), or -EACCES
  * when one is mounted but this process may not read it.
@@ -98,6 +99,7 @@ int tracemap_tracefs_dir(const char *dir, char *buf, size_t size)
 	static const char *const known[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 	const char *denied = NULL;
 	char first[4096] = "";
+	bool table;
 	struct mntent *m;
 	FILE *fp;
 	size_t i;
@@ -128,9 +130,15 @@ int tracemap_tracefs_dir(const char *dir, char *buf, size_t size)
 		if (!first[0] && (e == EACCES || e == EPERM))
 			snprintf(first, sizeof(first), "%s", m->mnt_dir);
 	}
+	table = fp != NULL;
 	if (fp)
 		endmntent(fp);
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+	/*
+	 * Only without a mount table: looking into /sys/kernel/debug/tracing
+	 * makes debugfs automount tracefs there, and a library that is asked
+	 * where tracefs is must not mount it.
+	 */
+	for (i = 0; !table && i < sizeof(known) / sizeof(known[0]); i++) {
 		e = tracefs_at(known[i]);
 		if (!e) {
 			snprintf(buf, size, "%s", known[i]);

@@ -154,6 +154,35 @@ int tm_write_file(const char *path, const char *val);
 
 uint64_t tm_now_ns(void);
 
+/* ------------------------------------------------------------ wake-ups */
+
+/* The one wake-up policy (wake.c): state of one waiter. */
+struct tm_wake {
+	uint64_t round_ns;	/* start of the last moderated round (CLOCK_MONOTONIC) */
+	unsigned int empty;	/* wakeups in a row that brought nothing */
+};
+
+#define TM_MIN_ROUND_NS		200000		/* at most 5000 rounds a second */
+#define TM_EMPTY_WAKES		3		/* empty wakeups before backing off */
+#define TM_BACKOFF_NS		1000000		/* the back-off pause */
+
+/* Sleep until TM_MIN_ROUND_NS after the last round started, at most until @deadline. */
+void tm_wake_moderate(struct tm_wake *w, uint64_t deadline);
+/* Whether the next wait should pause TM_BACKOFF_NS instead of trusting the descriptor. */
+bool tm_wake_backoff(struct tm_wake *w);
+void tm_wake_pause(void);
+
+/* A wakeup happened; data came. */
+static inline void tm_wake_woken(struct tm_wake *w)
+{
+	w->empty++;
+}
+
+static inline void tm_wake_data(struct tm_wake *w)
+{
+	w->empty = 0;
+}
+
 /* ---------------------------------------------------------------- options */
 
 /*

@@ -32,7 +32,7 @@ int cmd_reset(int argc, char **argv)
 		tool_err("unexpected argument '%s' (tracemap --help)", argv[optind]);
 		return 1;
 	}
-	if (!tool_tracefs_mounted())
+	if (!tool_tracefs())
 		return 1;
 	n = state_repair(true, &failed);
 	if (!n)

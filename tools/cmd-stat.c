@@ -18,11 +18,9 @@
 
 struct cpu_row {
 	char mmap[48];		/* "yes" or "no (reason)" */
-	long long subbuf_size;
+	long long subbuf_size;	/* -1: unknown */
 	long long nr_subbufs;	/* -1: unknown */
-	unsigned long long entries;
-	unsigned long long overrun;
-	unsigned long long read;
+	struct tracemap_cpu_stats st;
 };
 
 static char last_msg[256];
@@ -49,49 +47,47 @@ static int read_text(const char *path, char *buf, size_t size)
 	return 0;
 }
 
-static unsigned long long stats_field(const char *stats, const char *name)
-{
-	const char *p = strstr(stats, name);
-
-	return p ? strtoull(p + strlen(name), NULL, 10) : 0;
-}
-
-static void stat_cpu(const char *iname, const char *idir, int cpu, long long subbuf_default,
-		     struct cpu_row *row)
+/*
+ * One CPU as the mapping shows it; one that cannot be mapped is opened for
+ * read() instead, which reads nothing until asked: the library then takes
+ * the counters from per_cpu/cpuN/stats and the size from the instance.
+ */
+static void stat_cpu(const char *iname, int cpu, struct cpu_row *row)
 {
 	struct tracemap_cpu_opts co = { .sz = sizeof(co), .mode = TRACEMAP_MODE_CONSUME,
 					.flags = TRACEMAP_CPU_NO_FALLBACK };
-	struct tracemap_cpu_stats st;
 	struct tracemap_cpu *c;
-	char path[4200], buf[1024];
+	char why[sizeof(last_msg)];
 	int e;
 
 	last_msg[0] = '\0';
+	row->subbuf_size = row->nr_subbufs = -1;
 	c = tracemap_cpu_open(iname, cpu, &co);
 	if (c) {
 		snprintf(row->mmap, sizeof(row->mmap), "yes");
-		row->subbuf_size = tracemap_cpu_subbuf_size(c);
 		row->nr_subbufs = tracemap_cpu_nr_subbufs(c);
-		tracemap_cpu_stats(c, &st, sizeof(st));
-		row->entries = st.kernel_entries;
-		row->overrun = st.kernel_overrun;
-		row->read = st.kernel_read;
-		tracemap_cpu_close(c);
+	} else {
+		e = errno;
+		snprintf(row->mmap, sizeof(row->mmap), "no (%s)", strerror(e));
+		snprintf(why, sizeof(why), "%s", last_msg);
+		co.flags = TRACEMAP_CPU_FORCE_READ;
+		c = tracemap_cpu_open(iname, cpu, &co);
+		if (why[0])
+			tool_err("cpu%d: %s", cpu, why);
+	}
+	if (!c)
 		return;
-	}
-	e = errno;
-	snprintf(row->mmap, sizeof(row->mmap), "no (%s)", strerror(e));
-	row->subbuf_size = subbuf_default;
-	row->nr_subbufs = -1;
-	snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats", idir, cpu);
-	if (read_text(path, buf, sizeof(buf)) == 0) {
-		/* "entries:" there is what is still in the buffer */
-		row->overrun = stats_field(buf, "overrun: ");
-		row->read = stats_field(buf, "read events: ");
-		row->entries = stats_field(buf, "entries: ") + row->overrun + row->read;
-	}
-	if (last_msg[0])
-		tool_err("cpu%d: %s", cpu, last_msg);
+	row->subbuf_size = tracemap_cpu_subbuf_size(c);
+	tracemap_cpu_stats(c, &row->st, sizeof(row->st));
+	tracemap_cpu_close(c);
+}
+
+static void print_count(long long v)
+{
+	if (v >= 0)
+		printf("%11lld ", v);
+	else
+		printf("%11s ", "-");
 }
 
 int cmd_stat(int argc, char **argv)
@@ -102,9 +98,8 @@ int cmd_stat(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	char idir[4096], path[4200], pct[32], clock[256], size[32], subkb[32];
-	const char *iname = NULL, *tfs, *cl, *ce;
+	const char *iname = NULL, *cl, *ce;
 	struct cpu_row row;
-	long long subbuf;
 	struct stat st;
 	bool top = false;
 	int c, cpu;
@@ -137,15 +132,10 @@ int cmd_stat(int argc, char **argv)
 		tool_err("-B and --top exclude each other");
 		return 1;
 	}
-	tfs = tool_tracefs_mounted();
-	if (!tfs || tool_instance_check(iname, NULL))
+	if (tool_instance_dir(iname, idir, sizeof(idir)))
 		return 1;
 	/* only looks: says what a killed stream left, 'tracemap reset' puts it back */
 	state_repair(false, NULL);
-	if (iname)
-		snprintf(idir, sizeof(idir), "%s/instances/%s", tfs, iname);
-	else
-		snprintf(idir, sizeof(idir), "%s", tfs);
 
 	snprintf(path, sizeof(path), "%s/buffer_percent", idir);
 	if (read_text(path, pct, sizeof(pct)))
@@ -164,8 +154,7 @@ int cmd_stat(int argc, char **argv)
 		snprintf(size, sizeof(size), "?");
 	snprintf(path, sizeof(path), "%s/buffer_subbuf_size_kb", idir);
 	if (read_text(path, subkb, sizeof(subkb)))
-		snprintf(subkb, sizeof(subkb), "%d", getpagesize() / 1024);
-	subbuf = atoll(subkb) * 1024;
+		snprintf(subkb, sizeof(subkb), "?");
 
 	printf("instance: %s\n", iname ? iname : "(top level)");
 	printf("watermark (buffer_percent): %s\n", pct);
@@ -181,15 +170,17 @@ int cmd_stat(int argc, char **argv)
 		if (stat(path, &st))
 			break;
 		memset(&row, 0, sizeof(row));
-		stat_cpu(iname, idir, cpu, subbuf, &row);
-		printf("%4d %-24s %11lld ", cpu, row.mmap, row.subbuf_size);
+		stat_cpu(iname, cpu, &row);
+		printf("%4d %-24s ", cpu, row.mmap);
+		print_count(row.subbuf_size);
 		if (row.nr_subbufs >= 0)
 			printf("%8lld ", row.nr_subbufs);
 		else
 			printf("%8s ", "-");
-		printf("%12llu %12llu %12llu %12llu\n", row.entries, row.overrun, row.read,
-		       row.entries >= row.overrun + row.read ?
-		       row.entries - row.overrun - row.read : 0);
+		printf("%12llu %12llu %12llu %12llu\n", (unsigned long long)row.st.kernel_entries,
+		       (unsigned long long)row.st.kernel_overrun,
+		       (unsigned long long)row.st.kernel_read,
+		       (unsigned long long)tracemap_cpu_stats_unread(&row.st));
 	}
 	tool_set_lib_print(false);
 	return 0;

@@ -30,16 +30,17 @@
 
 struct opts {
 	const char *instance;	/* -B */
-	bool top;
 	char **specs;		/* -e */
 	int nr_specs;
 	const char *cpumask;
-	bool follow;
-	bool unordered;
 	int latency_ms;
 	int watermark;
-	bool busy;
-	bool raw;
+	/* the switches, set by getopt_long() itself */
+	int top;
+	int follow;
+	int unordered;
+	int busy;
+	int raw;
 };
 
 /* ---------------------------------------------------------- statistics */
@@ -200,19 +201,18 @@ static int parse_int(const char *opt, const char *arg, int min, int max, int *va
 	return 0;
 }
 
-enum { OPT_TOP = 256, OPT_NONCONSUMING, OPT_UNORDERED, OPT_LATENCY, OPT_WATERMARK, OPT_BUSY,
-       OPT_RAW };
+enum { OPT_LATENCY = 256, OPT_WATERMARK };
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	static const struct option longopts[] = {
-		{ "top", no_argument, NULL, OPT_TOP },
-		{ "non-consuming", no_argument, NULL, OPT_NONCONSUMING },
-		{ "unordered", no_argument, NULL, OPT_UNORDERED },
+	const struct option longopts[] = {
+		{ "top", no_argument, &o->top, 1 },
+		{ "non-consuming", no_argument, &o->follow, 1 },
+		{ "unordered", no_argument, &o->unordered, 1 },
 		{ "latency-ms", required_argument, NULL, OPT_LATENCY },
 		{ "watermark", required_argument, NULL, OPT_WATERMARK },
-		{ "busy-poll", no_argument, NULL, OPT_BUSY },
-		{ "raw", no_argument, NULL, OPT_RAW },
+		{ "busy-poll", no_argument, &o->busy, 1 },
+		{ "raw", no_argument, &o->raw, 1 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -222,6 +222,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+B:e:M:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 0:		/* a switch, set through longopts */
+			break;
 		case 'B':
 			o->instance = optarg;
 			break;
@@ -231,15 +233,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'M':
 			o->cpumask = optarg;
 			break;
-		case OPT_TOP:
-			o->top = true;
-			break;
-		case OPT_NONCONSUMING:
-			o->follow = true;
-			break;
-		case OPT_UNORDERED:
-			o->unordered = true;
-			break;
 		case OPT_LATENCY:
 			if (parse_int("--latency-ms", optarg, 1, 3600000, &o->latency_ms))
 				return -1;
@@ -247,12 +240,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_WATERMARK:
 			if (parse_int("--watermark", optarg, 0, 100, &o->watermark))
 				return -1;
-			break;
-		case OPT_BUSY:
-			o->busy = true;
-			break;
-		case OPT_RAW:
-			o->raw = true;
 			break;
 		case 'h':
 			tool_usage(stdout);
@@ -290,7 +277,7 @@ int cmd_stream(int argc, char **argv)
 	struct printer p;
 	int sfd = -1, ret = 1;
 	bool private = false, printer_ok = false;
-	char pname[64];
+	char pname[64], idir[4096];
 	const char *tfs, *iname;
 	uint64_t start, stopped, base_read[MAX_CPUS] = { 0 };
 	bool cut;
@@ -307,9 +294,13 @@ int cmd_stream(int argc, char **argv)
 	if (!o.specs || parse_args(argc, argv, &o))
 		goto out;
 	tfs = tool_tracefs();
-	if (!tfs ||
-	    tool_instance_check(o.instance, "or leave out -B to stream a private instance"))
+	if (!tfs)
 		goto out;
+	if (tool_instance_dir(o.instance, idir, sizeof(idir))) {
+		if (o.instance && *o.instance)
+			tool_err("(without -B, tracemap streams a private instance)");
+		goto out;
+	}
 	if (events_resolve(tfs, o.specs, o.nr_specs, &events))
 		goto out;
 	/* what a killed stream left, before we look at what is enabled */
@@ -353,7 +344,8 @@ int cmd_stream(int argc, char **argv)
 		goto out;
 
 	so.mode = o.follow ? TRACEMAP_MODE_FOLLOW : TRACEMAP_MODE_CONSUME;
-	so.flags = o.unordered ? TRACEMAP_STREAM_UNORDERED : 0;
+	so.flags = (o.unordered ? TRACEMAP_STREAM_UNORDERED : 0) |
+		   (o.busy ? TRACEMAP_STREAM_BUSY_POLL : 0);
 	so.cpumask = o.cpumask;
 	so.watermark = o.watermark;
 	so.latency_ms = o.latency_ms;
@@ -361,13 +353,10 @@ int cmd_stream(int argc, char **argv)
 	so.on_lost = printer_on_lost;
 	so.ctx = &p;
 	so.tracefs_dir = tfs;
+	/* a failure is explained by the library (libtracemap-print(3)) */
 	s = tracemap_stream_open(iname, &so);
-	if (!s) {
-		if (errno != ENXIO && errno != EINVAL && errno != ENODEV)
-			tool_err("cannot stream %s: %s", iname ? iname : "the top-level buffer",
-				 strerror(errno));
+	if (!s)
 		goto out;
-	}
 	if (events_enable(inst, &events, private ? NULL : state_note))
 		goto out;
 

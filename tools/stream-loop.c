@@ -18,7 +18,6 @@
 #define DRAIN_READ_MS		500	/* final drain: taking events from the buffers */
 #define DRAIN_WRITE_MS		1000	/* ... and writing them, from the stop on */
 #define BUSY_CHECK_EVERY	256			/* busy-poll: rounds per signal check */
-#define ROUND_GAP_NS		200000			/* at most 5000 rounds a second */
 
 uint64_t now_ns(void)
 {
@@ -53,7 +52,6 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 	uint64_t max_ns = (uint64_t)latency_ms * 1000000;
 	struct epoll_event e, evs[2];
 	struct output *o = p->out;
-	uint64_t now, last_round = 0;
 	unsigned int rounds = 0;
 	int ep, ret, n, i;
 	bool stop = false;
@@ -90,18 +88,8 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 		close(ep);
 		goto fail;
 	}
+	/* the library paces the rounds (libtracemap-stream(3), wake-up policy) */
 	while (!stop) {
-		/*
-		 * Wake-up moderation: at most one round every ROUND_GAP_NS. A
-		 * trickle of events (watermark 0) would otherwise cost a
-		 * wake-up and a GET_READER per CPU for every event or two.
-		 */
-		now = now_ns();
-		if (now - last_round < ROUND_GAP_NS) {
-			struct timespec ts = { .tv_nsec = ROUND_GAP_NS - (now - last_round) };
-
-			nanosleep(&ts, NULL);
-		}
 		n = epoll_wait(ep, evs, 2, out_timeout(o, max_ns));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -119,7 +107,6 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 				stop = true;
 				continue;
 			}
-			last_round = now_ns();
 			ret = tracemap_stream_consume(s);
 			if (ret == -EPIPE || p->stop || out_due(o, max_ns)) {
 				stop = true;

@@ -6,6 +6,7 @@
 #define _TRACEMAP_TOOL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct tracefs_instance;
 
@@ -15,20 +16,14 @@ void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The usage text of tracemap(1), to @to. */
 void tool_usage(FILE *to);
 
-/*
- * Where tracefs is mounted, or NULL after a message (also when this user
- * cannot read it). Mounts tracefs when it is not, and says so.
- */
+/* Where tracefs is mounted (asked of the library once), or NULL after a message. */
 const char *tool_tracefs(void);
-/* The same for commands that only look: refuses instead of mounting. */
-const char *tool_tracefs_mounted(void);
 
 /*
- * Check the instance named by -B (NULL: the top-level buffer) through the
- * library: a bad name, a missing instance or no permission is an error with
- * its message; @hint follows in a line of its own when the instance is missing.
+ * The directory of the instance named by -B (NULL: the top-level buffer)
+ * into @idir; -1 after the library's message when it does not exist.
  */
-int tool_instance_check(const char *name, const char *hint);
+int tool_instance_dir(const char *name, char *idir, size_t size);
 
 /* Route libtracemap's messages through tool_err(); debug ones when @verbose. */
 void tool_set_lib_print(bool verbose);

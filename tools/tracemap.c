@@ -3,12 +3,9 @@
  * tracemap: read ftrace ring buffers through their memory mapping.
  * The subcommands live in cmd-*.c; this file holds main() and what they share.
  */
-#include <errno.h>
-#include <mntent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <tracefs.h>
 
@@ -93,73 +90,28 @@ void tool_set_lib_print(bool verbose)
 	tracemap_set_print(lib_print, NULL);
 }
 
-/* A tracefs mount in /proc/mounts; libtracefs mounts one when it finds none. */
-static bool tracefs_mounted(void)
+/* The library finds tracefs and explains when it cannot. */
+const char *tool_tracefs(void)
 {
-	struct mntent *m;
-	bool found = false;
-	FILE *fp;
+	static char dir[4096];
 
-	fp = setmntent("/proc/mounts", "r");
-	while (fp && !found && (m = getmntent(fp)))
-		found = !strcmp(m->mnt_type, "tracefs");
-	if (fp)
-		endmntent(fp);
-	return found;
-}
-
-/* @dir is tracefs, but can this user read it? */
-static const char *readable(const char *dir)
-{
-	if (access(dir, R_OK | X_OK)) {
-		tool_err("no permission to read %s (%s): run tracemap as root", dir,
-			 strerror(errno));
+	if (!dir[0] && tracemap_tracefs_dir(NULL, dir, sizeof(dir)))
 		return NULL;
-	}
 	return dir;
 }
 
-const char *tool_tracefs(void)
+int tool_instance_dir(const char *name, char *idir, size_t size)
 {
-	bool was = tracefs_mounted();
-	const char *dir = tracefs_tracing_dir();
+	const char *tfs = tool_tracefs();
 
-	if (!dir) {
-		tool_err("tracefs is not mounted: run 'mount -t tracefs nodev /sys/kernel/tracing'"
-			 " as root");
-		return NULL;
-	}
-	if (!was && tracefs_mounted())
-		tool_err("tracefs was not mounted: mounted it at %s", dir);
-	return readable(dir);
-}
-
-const char *tool_tracefs_mounted(void)
-{
-	if (!tracefs_mounted()) {
-		tool_err("tracefs is not mounted (this command only looks and does not mount it): "
-			 "run 'mount -t tracefs nodev /sys/kernel/tracing' as root");
-		return NULL;
-	}
-	return tool_tracefs();
-}
-
-int tool_instance_check(const char *name, const char *hint)
-{
-	char idir[4096];
-	const char *tfs;
-	int ret;
-
-	if (!name)
-		return 0;
-	tfs = tool_tracefs();
 	if (!tfs)
 		return -1;
-	/* the library explains a bad name, a missing instance or no permission */
-	ret = tracemap_instance_dir(tfs, name, idir, sizeof(idir));
-	if (ret == -ENODEV && hint)
-		tool_err("%s", hint);
-	return ret ? -1 : 0;
+	if (name && !*name) {
+		/* the library reads "" as the top level; on the command line it is a mistake */
+		tool_err("invalid instance name '': give -B a name, or leave it out");
+		return -1;
+	}
+	return tracemap_instance_dir(tfs, name, idir, size) ? -1 : 0;
 }
 
 int main(int argc, char **argv)

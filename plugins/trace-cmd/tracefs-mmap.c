@@ -122,7 +122,6 @@ struct tcm {
 	volatile sig_atomic_t stopped;
 	volatile sig_atomic_t busy;	/* producing: a handler-time flush must not run */
 	volatile sig_atomic_t flush_req;
-	int idle_wakes;
 	int out_fd;			/* the last output checked for datagrams, or -1 */
 	bool out_dgram;			/* it is: one page per write (record -N over UDP) */
 	unsigned char *batch;		/* BATCH_PAGES sub-buffers */
@@ -519,30 +518,6 @@ static bool called_from_libtracefs(const void *caller)
 	return real.base && dladdr(caller, &info) && info.dli_fbase == real.base;
 }
 
-/* Sub-buffer size libtracefs (and so trace-cmd) assumes: top-level events/header_page. */
-static int expected_subbuf(const char *tracefs)
-{
-	char path[PATH_MAX], buf[1024];
-	unsigned int off, size;
-	const char *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/events/header_page", tracefs);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return getpagesize();
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return getpagesize();
-	buf[n] = '\0';
-	p = strstr(buf, "field: char data;");
-	if (!p || sscanf(p, "field: char data;\toffset:%u;\tsize:%u;", &off, &size) != 2)
-		return getpagesize();
-	return off + size;
-}
-
 /* ------------------------------------------------------------ open/close */
 
 /* Everything but the shell; a handler that comes late sees a dead object. */
@@ -634,7 +609,8 @@ EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, i
 	}
 
 	t->subbuf = tracemap_cpu_subbuf_size(t->c);
-	expect = expected_subbuf(dir ? dir : "/sys/kernel/tracing");
+	/* the page size libtracefs (and so trace-cmd) assumes: top-level events/header_page */
+	expect = tracemap_header_subbuf_size(dir);
 	if (t->subbuf != expect) {
 		snprintf(why, sizeof(why), "sub-buffers of %d bytes, but trace-cmd reads %d-byte "
 			 "pages (events/header_page)", t->subbuf, expect);
@@ -878,10 +854,6 @@ static int write_all(struct tcm *t, int wfd, const unsigned char *buf, size_t le
  */
 static int wait_input(struct tcm *t)
 {
-	struct pollfd p[2] = {
-		{ .fd = t->fd, .events = POLLIN },
-		{ .fd = t->ctrl[0], .events = POLLIN },
-	};
 	int timeout = -1, ret;
 	uint64_t since, age;
 	char c[16];
@@ -896,29 +868,19 @@ static int wait_input(struct tcm *t)
 			timeout = age >= opt.max_age_ms ? 0 : (int)(opt.max_age_ms - age);
 		}
 	}
-	if (t->idle_wakes >= 2) {
-		/*
-		 * The fd said ready twice and no page came of it (buffer_percent 0,
-		 * or the kernel's empty GET_READER): look again in 1 ms, not at once,
-		 * then wait on the fd again so that an idle buffer costs nothing.
-		 */
-		p[0].fd = -1;
-		if (timeout < 0 || timeout > 1)
-			timeout = 1;
-		t->idle_wakes = 1;
-	}
 	t->st.waits++;
-	ret = poll(p, 2, timeout);
-	if (ret < 0)
+	/* the library's wake-up policy: no spinning on a ready fd that hands out nothing */
+	ret = tracemap_cpu_wait(t->c, t->ctrl[0], timeout);
+	if (ret < 0) {
+		errno = -ret;
 		return -1;
-	if (p[1].revents) {
+	}
+	if (ret == TRACEMAP_WAIT_EXTRA) {
 		while (read(t->ctrl[0], c, sizeof(c)) > 0)
 			;
 		t->stopped = 1;
 		return 0;
 	}
-	if (p[0].revents)
-		t->idle_wakes++;
 	return 1;
 }
 
@@ -951,7 +913,6 @@ static int transfer(struct tcm *t, int wfd, void *out, bool nonblock)
 			break;
 		}
 		if (n) {
-			t->idle_wakes = 0;
 			t->st.pages += n;
 			ret = n * t->subbuf;
 			if (!out && write_all(t, wfd, buf, (size_t)ret))

@@ -183,11 +183,12 @@ static void check_stats(struct tracemap_cpu *c, const struct params *p, uint64_t
 		assert_true(st.reads > 0);
 	} else {
 		assert_int_equal(st.reads, 0);
-		/* the kernel's own counters agree */
-		assert_int_equal(st.kernel_entries, entries);
-		assert_int_equal(st.kernel_read, entries - lost);
-		assert_int_equal(st.kernel_overrun, lost);
 	}
+	/* the kernel's own counters agree (meta page, or per_cpu/cpuN/stats for read()) */
+	assert_int_equal(st.kernel_entries, entries);
+	assert_int_equal(st.kernel_read, entries - lost);
+	assert_int_equal(st.kernel_overrun, lost);
+	assert_int_equal(tracemap_cpu_stats_unread(&st), 0);
 }
 
 /*

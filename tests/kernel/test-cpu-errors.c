@@ -216,6 +216,56 @@ static void test_valid_is_silent(void **state)
 	assert_int_equal(msgs.n, 0);
 }
 
+/*
+ * The options copy: a newer caller's larger struct opens when the fields
+ * this library does not know are zero, and fails with E2BIG and a message
+ * when one is set; an older caller's smaller one fails with EINVAL.
+ */
+static void test_opts_size(void **state)
+{
+	struct {
+		struct tracemap_cpu_opts o;
+		unsigned long long newer[2];
+	} big = { .o = { .sz = sizeof(big), .mode = TRACEMAP_MODE_CONSUME } };
+	struct tracemap_cpu *c;
+
+	memset(&msgs, 0, sizeof(msgs));
+	c = tracemap_cpu_open(inst, 0, &big.o);
+	assert_non_null(c);
+	assert_int_equal(tracemap_cpu_backend(c), TRACEMAP_BACKEND_MMAP);
+	tracemap_cpu_close(c);
+	assert_int_equal(msgs.n, 0);
+
+	big.newer[1] = 1;
+	memset(&msgs, 0, sizeof(msgs));
+	errno = 0;
+	c = tracemap_cpu_open(inst, 0, &big.o);
+	tracemap_cpu_close(c);
+	assert_null(c);
+	assert_int_equal(errno, E2BIG);
+	assert_int_equal(msgs.n, 1);
+	assert_non_null(strstr(msgs.last, "tracemap_cpu_opts"));
+	assert_non_null(strstr(msgs.last, "update libtracemap"));
+
+	expect_failure(inst, 0, TRACEMAP_MODE_CONSUME, 0, NULL, SZ - 1, EINVAL,
+		       HINTS("tracemap_cpu_opts.sz", "sizeof(struct tracemap_cpu_opts)"));
+}
+
+/* The getters of a NULL reader fail alike, the enum ones included. */
+static void test_null_getters(void **state)
+{
+	assert_int_equal(tracemap_cpu_fd(NULL), -EINVAL);
+	assert_int_equal(tracemap_cpu_id(NULL), -EINVAL);
+	assert_int_equal((int)tracemap_cpu_backend(NULL), -EINVAL);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal((int)tracemap_cpu_mode(NULL), -EINVAL);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(tracemap_cpu_subbuf_size(NULL), -EINVAL);
+	assert_int_equal(tracemap_cpu_nr_subbufs(NULL), -EINVAL);
+	assert_int_equal(tracemap_cpu_wait(NULL, -1, 0), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +276,8 @@ int main(void)
 		cmocka_unit_test(test_long_instance_name),
 		cmocka_unit_test(test_no_permission),
 		cmocka_unit_test(test_valid_is_silent),
+		cmocka_unit_test(test_opts_size),
+		cmocka_unit_test(test_null_getters),
 	};
 
 	th_require_mmap();

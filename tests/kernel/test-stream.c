@@ -4,8 +4,9 @@
  * time order of markers written from both CPUs, fill-priority draining in
  * unordered mode, the latency bound with an idle CPU, buffer_percent set
  * while open and restored on close (also when the test around the stream
- * fails), lost events, follow and snapshot streams, the epoll fd, the pull
- * model and the errors of tracemap_stream_open().
+ * fails), lost events, follow and snapshot streams, the epoll fd and the
+ * wake-up policy on it, the pull model and the errors of
+ * tracemap_stream_open().
  *
  * timeout: 240
  */
@@ -787,6 +788,52 @@ static void test_epoll_fd(void **state)
 	assert_exactly_once(3);
 }
 
+/*
+ * The wake-up policy on the consume path (the epoll fd's): at watermark 0
+ * a round starts at most 200 us after the previous one, and after three
+ * wakeups that delivered nothing the next round pauses 1 ms first. With
+ * TRACEMAP_STREAM_BUSY_POLL no call sleeps.
+ */
+static void test_wake_policy(void **state)
+{
+	uint64_t t0, dt;
+	int i;
+
+	new_instance(64);
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	t0 = th_now_ns();
+	assert_int_equal(tracemap_stream_consume(stream), 0);
+	assert_int_equal(tracemap_stream_consume(stream), 0);
+	dt = th_now_ns() - t0;
+	if (dt < 200000)
+		fail_msg("two rounds within %llu ns: not moderated", (unsigned long long)dt);
+	/* the third empty wakeup; the fourth call backs off */
+	assert_int_equal(tracemap_stream_consume(stream), 0);
+	t0 = th_now_ns();
+	assert_int_equal(tracemap_stream_consume(stream), 0);
+	dt = th_now_ns() - t0;
+	if (dt < 1000000)
+		fail_msg("no 1 ms back-off after three empty wakeups (%llu ns)",
+			 (unsigned long long)dt);
+	/* an event still goes out */
+	write_markers_on(0, 0, 1);
+	assert_int_equal(tracemap_stream_consume(stream), 1);
+	close_stream();
+
+	/* 200 empty rounds of a busy poller take far less than the policy's 200 x 1 ms */
+	open_stream(TRACEMAP_STREAM_BUSY_POLL, 0, 0, TRACEMAP_MODE_CONSUME);
+	t0 = th_now_ns();
+	for (i = 0; i < 200; i++)
+		assert_int_equal(tracemap_stream_consume(stream), 0);
+	dt = th_now_ns() - t0;
+	if (dt >= 150 * 1000000ULL)
+		fail_msg("200 busy-poll rounds took %llu ns: something slept",
+			 (unsigned long long)dt);
+	write_markers_on(0, 1, 1);
+	assert_int_equal(tracemap_stream_consume(stream), 1);
+	assert_exactly_once(2);
+}
+
 static void test_pull(void **state)
 {
 	struct tracemap_event ev;
@@ -907,6 +954,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_follow, teardown),
 		cmocka_unit_test_teardown(test_snapshot, teardown),
 		cmocka_unit_test_teardown(test_epoll_fd, teardown),
+		cmocka_unit_test_teardown(test_wake_policy, teardown),
 		cmocka_unit_test_teardown(test_pull, teardown),
 		cmocka_unit_test_teardown(test_callback_stop, teardown),
 		cmocka_unit_test_teardown(test_open_errors, teardown),

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * The one wake-up policy of the library, for streams (stream.c: poll,
+ * consume, next_event) and for a single reader's tracemap_cpu_wait():
+ *
+ *  - round moderation: at watermark 0 the kernel wakes a reader for every
+ *    event, and a round started at once delivers one to three of them for
+ *    a GET_READER, an epoll_wait and a wakeup each. At most one round
+ *    starts every TM_MIN_ROUND_NS: letting events gather that long costs at
+ *    most that much latency and a fraction of the CPU per event. A round
+ *    that starts later than that after the previous one does not wait.
+ *
+ *  - empty-wakeup back-off: a wakeup is expected to bring data. After
+ *    TM_EMPTY_WAKES in a row that did not (a commit still in flight, the
+ *    kernel's WARN_ON(!reader) path of GET_READER that hands out nothing),
+ *    pause TM_BACKOFF_NS before looking again instead of spinning on a
+ *    level-triggered descriptor.
+ *
+ * Documented in libtracemap-stream(3) and libtracemap-read(3).
+ */
+#include <poll.h>
+#include <time.h>
+
+#include "cpu-local.h"
+
+void tm_wake_moderate(struct tm_wake *w, uint64_t deadline)
+{
+	uint64_t now = tm_now_ns(), until = w->round_ns + TM_MIN_ROUND_NS;
+	struct timespec ts;
+
+	if (until > deadline)
+		until = deadline;
+	if (now < until) {
+		ts.tv_sec = until / 1000000000ULL;
+		ts.tv_nsec = until % 1000000000ULL;
+		/* EINTR: a signal for the caller, the round goes ahead */
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		now = tm_now_ns();
+	}
+	w->round_ns = now;
+}
+
+bool tm_wake_backoff(struct tm_wake *w)
+{
+	if (w->empty < TM_EMPTY_WAKES)
+		return false;
+	/* the next empty wakeup backs off again, one with data resets the count */
+	w->empty = TM_EMPTY_WAKES - 1;
+	return true;
+}
+
+void tm_wake_pause(void)
+{
+	static const struct timespec backoff = { .tv_nsec = TM_BACKOFF_NS };
+
+	nanosleep(&backoff, NULL);
+}
+
+/**
+ * tracemap_cpu_wait - wait for a reader's data with the library's wake-up policy
+ * @c: the reader (consume mode: its descriptor reports the kernel's watermark)
+ * @extra_fd: another descriptor to wait for (a stop request), or -1
+ * @timeout_ms: the longest wait, -1 for no limit
+ *
+ * Waits until the reader's descriptor or @extra_fd is readable or
+ * @timeout_ms passes. After three wakeups in a row from which the reader
+ * delivered no new region, it pauses 1 ms (still watching @extra_fd)
+ * instead of trusting the descriptor, so that a level-triggered descriptor
+ * with nothing to hand out costs no CPU.
+ *
+ * Returns TRACEMAP_WAIT_DATA when the reader may have data (or the pause
+ * is over), TRACEMAP_WAIT_EXTRA when @extra_fd is readable, 0 on timeout,
+ * or -errno (-EINTR when a signal arrived).
+ */
+int tracemap_cpu_wait(struct tracemap_cpu *c, int extra_fd, int timeout_ms)
+{
+	struct pollfd p[2];
+	bool pause;
+	int ret;
+
+	if (!c)
+		return tm_err(EINVAL);
+	p[0] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+	p[1] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
+	pause = tm_wake_backoff(&c->wake);
+	if (pause) {
+		p[0].fd = -1;
+		if (timeout_ms < 0 || timeout_ms > TM_BACKOFF_NS / 1000000)
+			timeout_ms = TM_BACKOFF_NS / 1000000;
+	}
+	ret = poll(p, 2, timeout_ms);
+	if (ret < 0)
+		return tm_err(errno);
+	if (p[1].revents)
+		return TRACEMAP_WAIT_EXTRA;
+	if (p[0].revents) {
+		tm_wake_woken(&c->wake);
+		return TRACEMAP_WAIT_DATA;
+	}
+	return pause ? TRACEMAP_WAIT_DATA : 0;
+}
