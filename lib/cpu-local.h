@@ -74,6 +74,10 @@ struct tm_follow {
 		unsigned int off;
 		uint64_t ts;
 		uint64_t walk_ts;
+		/* when complete: the page that came next then, and its time stamp */
+		bool next_valid;
+		unsigned int next_id;
+		uint64_t next_ts;
 	} cur;
 	long long pending_lost;
 	unsigned char *buf;

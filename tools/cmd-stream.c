@@ -52,19 +52,23 @@ static void print_stats(struct tracemap_stream *s, double secs)
 	int i;
 
 	fprintf(stderr, "tracemap: %.1f s\n", secs);
-	fprintf(stderr, "%4s %-7s %12s %14s %10s %6s %10s %12s %10s %8s\n", "cpu", "backend",
-		"events", "bytes", "lost", "gaps", "wakeups", "get_reader", "reads", "late");
+	/* gaps: certain; maybe: follow gaps that may hide no loss (libtracemap-cpu(3)) */
+	fprintf(stderr, "%4s %-7s %12s %14s %10s %6s %10s %12s %10s %8s %6s\n", "cpu", "backend",
+		"events", "bytes", "lost", "gaps", "wakeups", "get_reader", "reads", "late",
+		"maybe");
 	for (i = 0; i < tracemap_stream_nr_cpus(s); i++) {
 		c = tracemap_stream_cpu(s, i);
 		if (tracemap_cpu_stats(c, &st, sizeof(st)))
 			continue;
-		fprintf(stderr, "%4d %-7s %12llu %14llu %10llu %6llu %10llu %12llu %10llu %8llu\n",
+		fprintf(stderr, "%4d %-7s %12llu %14llu %10llu %6llu %10llu %12llu %10llu %8llu "
+			"%6llu\n",
 			tracemap_cpu_id(c),
 			tracemap_cpu_backend(c) == TRACEMAP_BACKEND_MMAP ? "mmap" : "read",
 			(unsigned long long)st.events, (unsigned long long)st.bytes,
 			(unsigned long long)st.lost, (unsigned long long)st.lost_unknown,
 			(unsigned long long)st.wakeups, (unsigned long long)st.get_reader,
-			(unsigned long long)st.reads, (unsigned long long)st.late);
+			(unsigned long long)st.reads, (unsigned long long)st.late,
+			(unsigned long long)st.gaps_possible);
 		tot.events += st.events;
 		tot.bytes += st.bytes;
 		tot.lost += st.lost;
@@ -73,12 +77,15 @@ static void print_stats(struct tracemap_stream *s, double secs)
 		tot.get_reader += st.get_reader;
 		tot.reads += st.reads;
 		tot.late += st.late;
+		tot.gaps_possible += st.gaps_possible;
 	}
-	fprintf(stderr, "%4s %-7s %12llu %14llu %10llu %6llu %10llu %12llu %10llu %8llu\n", "all",
+	fprintf(stderr, "%4s %-7s %12llu %14llu %10llu %6llu %10llu %12llu %10llu %8llu %6llu\n",
+		"all",
 		"", (unsigned long long)tot.events, (unsigned long long)tot.bytes,
 		(unsigned long long)tot.lost, (unsigned long long)tot.lost_unknown,
 		(unsigned long long)tot.wakeups, (unsigned long long)tot.get_reader,
-		(unsigned long long)tot.reads, (unsigned long long)tot.late);
+		(unsigned long long)tot.reads, (unsigned long long)tot.late,
+		(unsigned long long)tot.gaps_possible);
 }
 
 /*
