@@ -671,9 +671,20 @@ static void print_stats(struct tcm *t)
 	    (unsigned long long)s.kernel_entries, (unsigned long long)s.kernel_overrun);
 }
 
-/* Both ends of a plugin object: its fd belongs to the reader, never to the caller. */
-static void close_tcm(struct tcm *t)
+/*
+ * Both ends of an object: a plugin object's fd belongs to its reader, never
+ * to the caller, so close and free_fd release it alike; any other object
+ * goes to @real_fn.
+ */
+static void release(struct tracefs_cpu *tcpu, void (*real_fn)(struct tracefs_cpu *))
 {
+	struct tcm *t = lookup(tcpu);
+
+	if (!t) {
+		if (tcpu && real_fn)
+			real_fn(tcpu);
+		return;
+	}
 	if (is_dead(t))
 		return;
 	if (opt.stats)
@@ -683,14 +694,7 @@ static void close_tcm(struct tcm *t)
 
 EXPORT void tracefs_cpu_close(struct tracefs_cpu *tcpu)
 {
-	struct tcm *t = lookup(tcpu);
-
-	if (!t) {
-		if (tcpu && real.close)
-			real.close(tcpu);
-		return;
-	}
-	close_tcm(t);
+	release(tcpu, real.close);
 }
 
 /*
@@ -700,14 +704,7 @@ EXPORT void tracefs_cpu_close(struct tracefs_cpu *tcpu)
  */
 EXPORT void tracefs_cpu_free_fd(struct tracefs_cpu *tcpu)
 {
-	struct tcm *t = lookup(tcpu);
-
-	if (!t) {
-		if (tcpu && real.free_fd)
-			real.free_fd(tcpu);
-		return;
-	}
-	close_tcm(t);
+	release(tcpu, real.free_fd);
 }
 
 EXPORT int tracefs_cpu_read_size(struct tracefs_cpu *tcpu)
@@ -953,12 +950,14 @@ EXPORT int tracefs_cpu_pipe(struct tracefs_cpu *tcpu, int wfd, bool nonblock)
 	return transfer(t, wfd, NULL, nonblock);
 }
 
-EXPORT int tracefs_cpu_read(struct tracefs_cpu *tcpu, void *buffer, bool nonblock)
+/* One page into @buffer for read and buffered_read; other objects go to @real_fn. */
+static int read_into(struct tracefs_cpu *tcpu, void *buffer, bool nonblock,
+		     int (*real_fn)(struct tracefs_cpu *, void *, bool))
 {
 	struct tcm *t = lookup(tcpu);
 
 	if (!t)
-		return real.read ? real.read(tcpu, buffer, nonblock) : -1;
+		return real_fn ? real_fn(tcpu, buffer, nonblock) : -1;
 	if (!buffer) {
 		errno = EINVAL;
 		return -1;
@@ -966,18 +965,15 @@ EXPORT int tracefs_cpu_read(struct tracefs_cpu *tcpu, void *buffer, bool nonbloc
 	return transfer(t, -1, buffer, nonblock);
 }
 
-/* libtracefs: whole pages through a pipe; here the same pages read_page hands out */
+EXPORT int tracefs_cpu_read(struct tracefs_cpu *tcpu, void *buffer, bool nonblock)
+{
+	return read_into(tcpu, buffer, nonblock, real.read);
+}
+
+/* libtracefs: whole pages through a pipe; here the same pages read hands out */
 EXPORT int tracefs_cpu_buffered_read(struct tracefs_cpu *tcpu, void *buffer, bool nonblock)
 {
-	struct tcm *t = lookup(tcpu);
-
-	if (!t)
-		return real.buffered_read ? real.buffered_read(tcpu, buffer, nonblock) : -1;
-	if (!buffer) {
-		errno = EINVAL;
-		return -1;
-	}
-	return transfer(t, -1, buffer, nonblock);
+	return read_into(tcpu, buffer, nonblock, real.buffered_read);
 }
 
 /*
