@@ -205,6 +205,7 @@ struct tracemap_cpu_stats {
 	uint64_t kernel_read;		/* meta page: events consumed since reset */
 	uint64_t late;			/* time-ordered streams: delivered after a newer event */
 	uint64_t gaps_possible;		/* snapshot, follow: gaps reported that may hide no loss */
+	uint64_t held;			/* taken from the kernel, not delivered yet */
 };
 
 /*

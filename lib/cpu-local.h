@@ -130,6 +130,7 @@ struct tracemap_cpu {
 	struct tm_wake wake;		/* tracemap_cpu_wait(), wake.c */
 
 	struct tracemap_cpu_stats st;
+	bool held_by_stream;		/* tm_cpu_hold(): the last event waits in a stream */
 };
 
 static inline const unsigned char *tm_subbuf_at(const struct tracemap_cpu *c, unsigned int id)

@@ -558,6 +558,20 @@ int tracemap_cpu_rewind(struct tracemap_cpu *c)
  *
  * Returns 0, or -EINVAL.
  */
+/* Records left in the region the event iterator walks: taken, not delivered. */
+static uint64_t held_in_region(const struct tracemap_cpu *c)
+{
+	struct tm_walk w = c->it.walk;
+	struct tm_rec rec;
+	uint64_t n = 0;
+
+	if (!c->it.have_region || c->mode != TRACEMAP_MODE_CONSUME)
+		return 0;
+	while (tm_walk_next(&w, &rec) > 0)
+		n++;
+	return n;
+}
+
 int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *st, size_t sz)
 {
 	struct tracemap_cpu_stats s;
@@ -566,6 +580,7 @@ int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *
 	if (!c || !st)
 		return tm_err(EINVAL);
 	s = c->st;
+	s.held = held_in_region(c) + c->held_by_stream;
 	if (c->meta) {
 		/* pairs with rb_update_meta_page(): the counters as of the last update */
 		tm_meta_load(c->meta, &m);
@@ -596,6 +611,17 @@ uint64_t tracemap_cpu_stats_unread(const struct tracemap_cpu_stats *st)
 void tm_cpu_count_wakeup(struct tracemap_cpu *c)
 {
 	c->st.wakeups++;
+}
+
+void tm_cpu_hold(struct tracemap_cpu *c, bool held)
+{
+	if (held == c->held_by_stream)
+		return;
+	c->held_by_stream = held;
+	if (held)
+		c->st.events--;
+	else
+		c->st.events++;
 }
 
 void tm_cpu_count_late(struct tracemap_cpu *c)

@@ -586,6 +586,9 @@ static int fetch(struct tracemap_stream *s, struct scpu *sc)
 	}
 	sc->has = true;
 	sc->lost_told = false;
+	/* taken from the reader, not delivered yet: held until take() */
+	if (s->mode == TRACEMAP_MODE_CONSUME)
+		tm_cpu_hold(sc->c, true);
 	return 1;
 }
 
@@ -746,6 +749,7 @@ static int merge_next(struct tracemap_stream *s, struct scpu **out)
 static void take(struct tracemap_stream *s, struct scpu *sc)
 {
 	sc->has = false;
+	tm_cpu_hold(sc->c, false);
 	if (s->flags & TRACEMAP_STREAM_UNORDERED)
 		return;
 	if (sc->ev.ts < s->last_ts)

@@ -205,6 +205,11 @@ int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const
 /* Streams count their wakeups here so that one stats call reports everything. */
 void tm_cpu_count_wakeup(struct tracemap_cpu *c);
 void tm_cpu_count_late(struct tracemap_cpu *c);
+/*
+ * A stream holds back (true) or delivers (false) the event the reader just
+ * returned: it counts as held, not delivered, meanwhile.
+ */
+void tm_cpu_hold(struct tracemap_cpu *c, bool held);
 /* Regions handed out so far: a stream sees from it whether a call fetched new data. */
 uint64_t tm_cpu_regions(const struct tracemap_cpu *c);
 /* The sub-buffer id of the region tracemap_cpu_next_event() walks (read backend: a counter). */

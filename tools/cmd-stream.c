@@ -26,7 +26,6 @@
 #include "cmd-stream.h"
 
 #define STDOUT_BUF		(1 << 20)
-#define MAX_CPUS		4096
 
 struct opts {
 	const char *instance;	/* -B */
@@ -129,50 +128,29 @@ static int note_percent(struct tracefs_instance *inst, bool follow)
 	return ret;
 }
 
-/* What the kernel counted as read on each CPU, when the stream started. */
-static void consumed_before(struct tracemap_stream *s, uint64_t *base)
-{
-	struct tracemap_cpu_stats st;
-	int i;
-
-	for (i = 0; i < tracemap_stream_nr_cpus(s) && i < MAX_CPUS; i++)
-		if (!tracemap_cpu_stats(tracemap_stream_cpu(s, i), &st, sizeof(st)))
-			base[i] = st.kernel_read;
-}
-
 /*
  * At the stop: events the kernel still holds (not read, left in the
- * buffers), and events the kernel handed out that never reached the
- * printer (read, but lost). The kernel counts what it hands out only on
- * mapped CPUs; a read() CPU is not in the second count.
+ * buffers), and events taken from the kernel that never reached the printer
+ * (the rest of a sub-buffer, the events a merge held back): lost.
  */
-static void report_left(struct tracemap_stream *s, const uint64_t *base, uint64_t delivered,
-			bool cut)
+static void report_left(struct tracemap_stream *s, bool cut)
 {
-	uint64_t unread = 0, taken = 0;
+	uint64_t unread = 0, held = 0;
 	struct tracemap_cpu_stats st;
-	struct tracemap_cpu *c;
-	bool all_mapped = true;
 	int i;
 
-	for (i = 0; i < tracemap_stream_nr_cpus(s) && i < MAX_CPUS; i++) {
-		c = tracemap_stream_cpu(s, i);
-		if (tracemap_cpu_stats(c, &st, sizeof(st)))
+	for (i = 0; i < tracemap_stream_nr_cpus(s); i++) {
+		if (tracemap_cpu_stats(tracemap_stream_cpu(s, i), &st, sizeof(st)))
 			continue;
-		if (tracemap_cpu_backend(c) != TRACEMAP_BACKEND_MMAP) {
-			all_mapped = false;
-			continue;
-		}
 		unread += tracemap_cpu_stats_unread(&st);
-		if (st.kernel_read >= base[i])
-			taken += st.kernel_read - base[i];
+		held += st.held;
 	}
 	if (unread && cut)
 		tool_err("stopped before the buffers were empty: %llu events left in them (not "
 			 "read)", (unsigned long long)unread);
-	if (all_mapped && taken > delivered)
+	if (held)
 		tool_err("%llu events read from the buffers at the stop were not printed (lost)",
-			 (unsigned long long)(taken - delivered));
+			 (unsigned long long)held);
 }
 
 /* --------------------------------------------------------------- main */
@@ -286,7 +264,7 @@ int cmd_stream(int argc, char **argv)
 	bool private = false, printer_ok = false;
 	char pname[64], idir[4096];
 	const char *tfs, *iname;
-	uint64_t start, stopped, base_read[MAX_CPUS] = { 0 };
+	uint64_t start, stopped;
 	bool cut;
 	sigset_t sigs;
 
@@ -378,7 +356,6 @@ int cmd_stream(int argc, char **argv)
 	start = now_ns();
 	p.sfd = sfd;
 	out.sfd = sfd;
-	consumed_before(s, base_read);
 	ret = stream_loop(s, &p, sfd, o.busy, o.latency_ms) ? 1 : 0;
 
 	/* stop: the events first, then what is left in the buffers, bounded */
@@ -389,7 +366,7 @@ int cmd_stream(int argc, char **argv)
 	print_stats(s, (stopped - start) / 1e9);
 	out_report(&out);
 	if (!o.follow)
-		report_left(s, base_read, p.delivered, cut);
+		report_left(s, cut);
 	if (out_failed(&out))
 		ret = 1;
 out:

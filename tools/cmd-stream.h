@@ -118,7 +118,6 @@ struct printer {
 	struct output *out;
 	bool signalled;			/* ... and it was read from the signalfd */
 	uint64_t until;			/* final drain: no event after this now_ns(); 0: none */
-	uint64_t delivered;		/* events taken (printed, or counted unwritten) */
 };
 
 /* Load the event formats of @tfs (unless @raw), print to @out; -1 after a message. */

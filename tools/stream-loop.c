@@ -15,8 +15,8 @@
 #include "tracemap-tool.h"
 #include "cmd-stream.h"
 
-#define DRAIN_READ_MS		500	/* final drain: taking events from the buffers */
-#define DRAIN_WRITE_MS		1000	/* ... and writing them, from the stop on */
+#define DRAIN_READ_MS		300	/* final drain: taking events from the buffers */
+#define DRAIN_WRITE_MS		700	/* ... and writing them, from the stop on */
 #define BUSY_CHECK_EVERY	256			/* busy-poll: rounds per signal check */
 
 uint64_t now_ns(void)

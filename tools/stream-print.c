@@ -207,12 +207,15 @@ int printer_on_event(void *ctx, const struct tracemap_event *ev)
 {
 	struct printer *p = ctx;
 
-	/* the final drain's bound: what is not taken stays in the buffer or is counted lost */
+	/*
+	 * The final drain's bound: what is not taken stays in the buffers, what
+	 * was taken (this event, the held rest: tracemap_cpu_stats()) is lost.
+	 */
 	if (p->until && now_ns() >= p->until) {
 		p->stop = true;
+		p->out->unwritten++;
 		return -EINTR;
 	}
-	p->delivered++;
 	/* the output ended (closed, full disk, ...): stop delivering; the event is counted */
 	if (p->raw ? print_raw(p, ev) : print_event(p, ev))
 		return -EPIPE;

@@ -1,8 +1,8 @@
 #!/bin/sh
 # timeout: 90
 # Stopping tracemap stream while its output is slow: it exits within about a
-# second of SIGINT (the final drain reads for at most 0.5 s and writes until
-# 1 s after the signal), a second SIGINT ends the drain at once, the instance
+# second of SIGINT (the final drain reads for at most 0.3 s and writes until
+# 0.7 s after the signal), a second SIGINT ends the drain at once, the instance
 # is put back either way, and every marker is accounted for exactly: written
 # to the output + reported not written + reported not printed + reported left
 # in the buffers == markers written.
@@ -67,11 +67,13 @@ run() {
 	: > "$idir/trace"
 }
 
+# the bounds leave room for a loaded machine: unbounded, the stop took 9-22 s;
+# after a second signal 100 ms in, the write deadline alone would take 600 ms
 run INT
-[ $ms -lt 1500 ] || tl_fail "the stop took $ms ms with a slow output"
+[ $ms -lt 3000 ] || tl_fail "the stop took $ms ms with a slow output"
 grep -q "before the stop deadline" err.txt || tl_fail "no word on the events not written"
 
 run INT 100 INT
-[ $ms -lt 300 ] || tl_fail "the second SIGINT took $ms ms to end it"
+[ $ms -lt 500 ] || tl_fail "the second SIGINT took $ms ms to end it"
 grep -q "before the second signal" err.txt || tl_fail "no word on the second signal"
 echo "slow output: all checks passed"
