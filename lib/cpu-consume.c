@@ -54,7 +54,8 @@ int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	if (s->held_until && tm_now_ns() < s->held_until)
 		return 0;
 	s->held_until = 0;
-	if (ioctl(c->fd, TRACE_MMAP_IOCTL_GET_READER) < 0)
+	if (c->get_reader ? c->get_reader(c->get_reader_ctx) < 0 :
+	    ioctl(c->fd, TRACE_MMAP_IOCTL_GET_READER) < 0)
 		return tm_err(errno);
 	c->st.get_reader++;
 

@@ -119,6 +119,9 @@ struct tracemap_cpu {
 	const unsigned char *subbufs;
 	/* per_cpu/cpuN/stats: the counters when the meta page does not have them */
 	char *stats_path;
+	/* tm_cpu_open_memory(): GET_READER of a synthetic mapping (fuzzing); NULL: ioctl */
+	int (*get_reader)(void *ctx);
+	void *get_reader_ctx;
 
 	struct tm_loss loss;
 	struct tm_consume consume;

@@ -7,6 +7,7 @@
  * in subbuf-pages.c; cpu-local.h shows who owns which state (see lib/README).
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,6 +243,43 @@ fail:
  * tracemap_cpu_close - unmap and free a reader
  * @c: the reader; NULL is allowed
  */
+struct tracemap_cpu *tm_cpu_open_memory(enum tracemap_mode mode, const void *meta,
+					const void *subbufs, unsigned int subbuf_size,
+					unsigned int nr_subbufs, int (*get_reader)(void *ctx),
+					void *ctx)
+{
+	struct tracemap_cpu *c;
+	int ret;
+
+	if (mode > TRACEMAP_MODE_FOLLOW || subbuf_size < 64 || subbuf_size % 16 || nr_subbufs < 2) {
+		tm_err(EINVAL);
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		tm_err(ENOMEM);
+		return NULL;
+	}
+	c->fd = -1;
+	c->mode = mode;
+	c->backend = TRACEMAP_BACKEND_MMAP;
+	c->meta = meta;
+	c->subbufs = subbufs;
+	c->subbuf_size = subbuf_size;
+	c->nr_subbufs = nr_subbufs;
+	c->get_reader = get_reader;
+	c->get_reader_ctx = ctx;
+	/* no per_cpu/cpuN/stats: the counters come from the meta page alone */
+	c->stats_path = strdup("/nonexistent/tracemap-memory-reader/stats");
+	ret = c->stats_path ? -init_sources(c) : ENOMEM;
+	if (ret) {
+		tracemap_cpu_close(c);
+		errno = ret;
+		return NULL;
+	}
+	return c;
+}
+
 void tracemap_cpu_close(struct tracemap_cpu *c)
 {
 	if (!c)
@@ -352,6 +390,9 @@ long long tm_lost_add(long long a, long long b)
 {
 	if (a == TRACEMAP_LOST_UNKNOWN || b == TRACEMAP_LOST_UNKNOWN)
 		return a || b ? TRACEMAP_LOST_UNKNOWN : 0;
+	/* counts from a meta page that lies can be anything: no wrap to negative */
+	if (a > LLONG_MAX - b)
+		return TRACEMAP_LOST_UNKNOWN;
 	return a + b;
 }
 
@@ -361,7 +402,9 @@ long long tm_loss_flagged(struct tracemap_cpu *c, long long stored, uint64_t ove
 
 	if (overrun < c->loss.accounted)
 		c->loss.accounted = 0;	/* the counters were reset with the buffer */
-	if (lost == TRACEMAP_LOST_UNKNOWN && overrun > c->loss.accounted)
+	/* a difference no count can be (a lying meta page) stays unknown */
+	if (lost == TRACEMAP_LOST_UNKNOWN && overrun > c->loss.accounted &&
+	    overrun - c->loss.accounted <= (uint64_t)LLONG_MAX)
 		lost = overrun - c->loss.accounted;
 	if (lost > 0)
 		c->loss.accounted += lost;

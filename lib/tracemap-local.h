@@ -202,6 +202,18 @@ int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const
 
 /* ------------------------------------------------------------ per-CPU */
 
+/*
+ * A reader over a mapping laid out in memory by the caller (the fuzzer's
+ * synthetic, lying mappings): @meta is the meta page, @subbufs the
+ * @nr_subbufs sub-buffers of @subbuf_size bytes. GET_READER is @get_reader
+ * (called with @ctx; < 0 fails it), which may change the memory. Nothing
+ * is opened or mapped; tracemap_cpu_close() frees it.
+ */
+struct tracemap_cpu *tm_cpu_open_memory(enum tracemap_mode mode, const void *meta,
+					const void *subbufs, unsigned int subbuf_size,
+					unsigned int nr_subbufs, int (*get_reader)(void *ctx),
+					void *ctx);
+
 /* Streams count their wakeups here so that one stats call reports everything. */
 void tm_cpu_count_wakeup(struct tracemap_cpu *c);
 void tm_cpu_count_late(struct tracemap_cpu *c);
