@@ -406,8 +406,14 @@ long long tm_loss_flagged(struct tracemap_cpu *c, long long stored, uint64_t ove
 	if (lost == TRACEMAP_LOST_UNKNOWN && overrun > c->loss.accounted &&
 	    overrun - c->loss.accounted <= (uint64_t)LLONG_MAX)
 		lost = overrun - c->loss.accounted;
+	/*
+	 * The kernel stores what overrun grew by: accounted never passes
+	 * overrun, or the next call would take it for a reset and hand the
+	 * same page out again (a stored count that lies made that a loop).
+	 */
 	if (lost > 0)
-		c->loss.accounted += lost;
+		c->loss.accounted = (uint64_t)lost <= overrun - c->loss.accounted ?
+			c->loss.accounted + lost : overrun;
 	return lost;
 }
 
@@ -466,6 +472,7 @@ int tracemap_cpu_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
  */
 int tracemap_cpu_next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
 {
+	unsigned int regions = 0;
 	struct tm_iter *it;
 	struct tm_rec rec;
 	int ret;
@@ -500,6 +507,13 @@ int tracemap_cpu_next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
 				return tm_err(EBADMSG);
 			}
 		}
+		/*
+		 * Regions without an event (gaps, corrupt tails) are bounded per
+		 * call: a ring has nr_subbufs pages, and a mapping that lies must
+		 * not keep this call from returning.
+		 */
+		if (++regions > 2 * (c->nr_subbufs > 8 ? c->nr_subbufs : 8) + 2)
+			return 0;
 		ret = tracemap_cpu_read_region(c, &it->region);
 		if (ret <= 0)
 			return ret;

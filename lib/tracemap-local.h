@@ -213,6 +213,13 @@ struct tracemap_cpu *tm_cpu_open_memory(enum tracemap_mode mode, const void *met
 					const void *subbufs, unsigned int subbuf_size,
 					unsigned int nr_subbufs, int (*get_reader)(void *ctx),
 					void *ctx);
+/*
+ * A stream over @n readers opened by the caller (tm_cpu_open_memory(): the
+ * fuzzer's merge), which it owns from then on: mode, flags and callbacks
+ * from @o; no tracefs, no watermark, no wake-ups (consume it, never poll).
+ */
+struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n,
+					       const struct tracemap_stream_opts *o);
 
 /* Streams count their wakeups here so that one stats call reports everything. */
 void tm_cpu_count_wakeup(struct tracemap_cpu *c);

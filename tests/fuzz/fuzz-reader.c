@@ -9,10 +9,15 @@
  * mapping or the reader's own buffers (ASan), and what comes back must stay
  * inside its sub-buffer.
  *
- * Input: mode, sub-buffer count, sub-buffer size, then the bytes of the
- * meta page and sub-buffers (missing ones are zero), the rest are 4-byte
- * operations: [op, offset low, offset high, value].
+ * With bit 2 of the first byte, two such readers are merged by a stream
+ * (ordered, or fill-priority with bit 3) whose callback sometimes stops it.
+ *
+ * Input: mode and flags, sub-buffer count, sub-buffer size, then the bytes
+ * of the meta page and sub-buffers (missing ones are zero; a stream takes
+ * two mappings), the rest are 4-byte operations: [op, offset low, offset
+ * high, value].
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,6 +71,89 @@ static void quiet(void *ctx, enum tracemap_log_level level, const char *msg)
 {
 }
 
+struct merge {
+	unsigned int subbuf_size;
+	unsigned int stop_every;	/* the callback stops the delivery every N events */
+	unsigned int n;
+};
+
+static int on_event(void *ctx, const struct tracemap_event *ev)
+{
+	struct merge *m = ctx;
+
+	if (ev->size > m->subbuf_size || (ev->cpu != 0 && ev->cpu != 1))
+		abort();
+	return m->stop_every && ++m->n % m->stop_every == 0 ? -1 : 0;
+}
+
+static int on_lost(void *ctx, int cpu, long long lost)
+{
+	if ((cpu != 0 && cpu != 1) || (lost <= 0 && lost != TRACEMAP_LOST_UNKNOWN))
+		abort();
+	return 0;
+}
+
+/* Two readers merged by a stream, their mappings changed between rounds. */
+static void fuzz_stream(struct fake *f, unsigned int nr, unsigned int subbuf_size,
+			enum tracemap_mode mode, bool unordered, const uint8_t *ops, size_t size)
+{
+	struct merge m = { .subbuf_size = subbuf_size };
+	struct tracemap_stream_opts o = {
+		.sz = sizeof(o), .mode = mode, .on_event = on_event, .on_lost = on_lost, .ctx = &m,
+		.flags = unordered ? TRACEMAP_STREAM_UNORDERED : 0,
+	};
+	size_t half = f->len / 2, off, i;
+	struct tracemap_cpu *c[2];
+	struct tracemap_stream *s;
+	struct tracemap_event ev;
+
+	for (i = 0; i < 2; i++) {
+		unsigned char *base = f->map + i * half;
+
+		c[i] = tm_cpu_open_memory(mode, base, base + META_SIZE, subbuf_size, nr,
+					  get_reader, f);
+		if (!c[i]) {
+			if (i)
+				tracemap_cpu_close(c[0]);
+			return;
+		}
+	}
+	s = tm_stream_open_readers(c, 2, &o);
+	if (!s) {
+		tracemap_cpu_close(c[0]);
+		tracemap_cpu_close(c[1]);
+		return;
+	}
+	for (i = 0; i + 4 <= size; i += 4) {
+		const uint8_t *op = ops + i;
+
+		off = (op[1] | op[2] << 8) % f->len;
+		switch (op[0] % 6) {
+		case 0:
+		case 1:
+			f->map[off] = op[3];
+			break;
+		case 2:
+			if (off + 4 <= f->len)
+				memcpy(f->map + off, (uint32_t[]){ op[3] * 0x01010101u }, 4);
+			break;
+		case 3:
+			m.stop_every = op[3] % 8;
+			tracemap_stream_consume(s);
+			break;
+		case 4:
+			/* pull: nothing to wait on, so only what is there */
+			if (tracemap_stream_next_event(s, &ev, 0) > 0 && ev.size > subbuf_size)
+				abort();
+			break;
+		default:
+			tracemap_cpu_rewind(tracemap_stream_cpu(s, op[3] & 1));
+			break;
+		}
+	}
+	tracemap_stream_close(s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -77,17 +165,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tracemap_cpu *c;
 	struct fake f = { 0 };
 	enum tracemap_mode mode;
+	bool stream, unordered;
 	unsigned char *page;
 	size_t take;
 
 	if (size < 3)
 		return 0;
 	mode = (enum tracemap_mode)(data[0] % 3);
+	stream = data[0] & 4;
+	unordered = data[0] & 8;
 	nr = 2 + data[1] % 7;
 	subbuf_size = sizes[data[2] % 4];
 	data += 3;
 	size -= 3;
-	f.len = META_SIZE + (size_t)nr * subbuf_size;
+	f.len = (META_SIZE + (size_t)nr * subbuf_size) * (stream ? 2 : 1);
 	f.map = calloc(1, f.len);
 	page = malloc(subbuf_size);
 	if (!f.map || !page)
@@ -98,6 +189,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size -= take;
 
 	tracemap_set_print(quiet, NULL);
+	if (stream) {
+		fuzz_stream(&f, nr, subbuf_size, mode, unordered, data, size);
+		goto out;
+	}
 	c = tm_cpu_open_memory(mode, f.map, f.map + META_SIZE, subbuf_size, nr, get_reader, &f);
 	if (!c)
 		goto out;

@@ -4,8 +4,9 @@
  * meta page lies: lost counts that no meta page can produce stay "unknown"
  * instead of wrapping to negative numbers (found by fuzz-reader: a flagged
  * page with no stored count and an overrun of 2^63 + 5 gave lost = -32513,
- * a region the page writer then refused), and reader ids and positions out
- * of range are refused with EPROTO. No kernel needed.
+ * a region the page writer then refused), a stored count above overrun is
+ * not taken for a reset (the same page again, forever), and reader ids and
+ * positions out of range are refused with EPROTO. No kernel needed.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -96,6 +97,53 @@ static void test_overrun_too_big(void **state)
 	tracemap_set_print(NULL, NULL);
 }
 
+/*
+ * A stored lost count larger than the kernel's overrun counter (which it
+ * never is: the kernel stores what overrun grew by) must not look like a
+ * buffer reset on the next call, which handed the same page out again and
+ * again (fuzz-reader: a call that never returned).
+ */
+static void test_stored_count_lies(void **state)
+{
+	struct tracemap_event ev;
+	struct tracemap_cpu *c;
+	unsigned int calls, events = 0;
+	long long stored = 1000;
+	struct sbe e;
+	int ret;
+
+	tracemap_set_print(quiet, NULL);
+	lay_out(4, 0);
+	c = tm_cpu_open_memory(TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
+			       NULL);
+	assert_non_null(c);
+	/* page 2: 4 events, MISSED|STORED with 1000, while overrun says 5 */
+	sbe_init(&e, map.subbufs[2], SBS, 2000);
+	for (calls = 0; calls < 4; calls++)
+		assert_true(sbe_event(&e, 2000 + calls, NULL, 8, 0) >= 0);
+	e.commit = e.off;
+	sbe_finish(&e, stored);
+	assert_int_equal(e.missed_stored, 1);
+	map.meta.reader.id = 2;
+	map.meta.reader.read = e.commit;
+	map.meta.overrun = 5;
+	map.meta.entries = 8;
+	map.meta.read = 8;
+	sbe_release(&e);
+	for (calls = 0; calls < 100; calls++) {
+		ret = tracemap_cpu_next_event(c, &ev);
+		assert_true(ret >= 0);
+		if (!ret)
+			break;
+		events++;
+	}
+	/* each event once, then nothing new */
+	assert_int_equal(events, 4);
+	assert_int_equal(tracemap_cpu_next_event(c, &ev), 0);
+	tracemap_cpu_close(c);
+	tracemap_set_print(NULL, NULL);
+}
+
 static void test_out_of_range(void **state)
 {
 	struct tracemap_region r;
@@ -119,6 +167,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overrun_too_big),
+		cmocka_unit_test(test_stored_count_lies),
 		cmocka_unit_test(test_out_of_range),
 	};
 
