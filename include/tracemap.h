@@ -206,6 +206,8 @@ struct tracemap_cpu_stats {
 	uint64_t late;			/* time-ordered streams: delivered after a newer event */
 	uint64_t stolen;		/* events another consumer took from this CPU buffer */
 	uint64_t own;			/* events a stream left out as its own (NO_SELF) */
+	uint64_t gaps_possible;		/* snapshot, follow: gaps reported that may hide no loss */
+	uint64_t held;			/* taken from the kernel, not delivered yet */
 };
 
 /*

@@ -11,6 +11,9 @@
 
 #include "cpu-local.h"
 
+/* after a GET_READER that handed out nothing the kernel counts as unread */
+#define HOLD_BACK_NS	(1000 * 1000)
+
 /*
  * The kernel reports a loss once, on the first page it hands out after it:
  * as a count stored after the data when there is room, else only as a flag.
@@ -33,6 +36,7 @@ void tm_consume_init(struct tracemap_cpu *c)
 		tm_subbuf_load(tm_subbuf_at(c, s->id), TM_SB_TS, __ATOMIC_RELAXED) : 0;
 	s->walk_bad = false;
 	s->seen_entries = m.entries;
+	s->seen_overrun = m.overrun;
 	c->loss.seen_read = m.nread;
 	c->loss.accounted = m.nread ? m.overrun : 0;
 }
@@ -126,9 +130,14 @@ int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	uint64_t commit, prev_read;
 	bool reset = false;
 
+	/* the kernel held back at the last call while the writer lapped us: not again yet */
+	if (s->held_until && tm_now_ns() < s->held_until)
+		return 0;
+	s->held_until = 0;
 	follow_other_reader(c);
 	prev_read = c->loss.seen_read;
-	if (ioctl(c->fd, TRACE_MMAP_IOCTL_GET_READER) < 0)
+	if (c->get_reader ? c->get_reader(c->get_reader_ctx) < 0 :
+	    ioctl(c->fd, TRACE_MMAP_IOCTL_GET_READER) < 0)
 		return tm_err(errno);
 	c->st.get_reader++;
 
@@ -166,8 +175,25 @@ int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	if (m.read <= s->off && !lost) {
 		if (!reset)
 			check_stolen(c, prev_read, m.nread, 0);
+		/*
+		 * The kernel holds back: it counts unread events but handed out
+		 * nothing. That is what ring_buffer_map_get_reader() leaves
+		 * behind when the swap it tried found no reader page (the
+		 * WARN_ON(!reader) 6.18 still has, seen only in overwrite mode
+		 * while the writer laps the reader, i.e. while overrun grows).
+		 * Each further call tries the same swap and warns again, so a
+		 * caller that calls again at once (a busy loop, a stream round,
+		 * poll() saying readable) would flood the kernel log: no
+		 * GET_READER on this CPU for HOLD_BACK_NS, by when the writer
+		 * has moved on. Without overwrite losses (an event being
+		 * committed also looks like this, for a moment) nothing waits.
+		 */
+		if (m.entries > m.overrun + m.nread && m.overrun != s->seen_overrun)
+			s->held_until = tm_now_ns() + HOLD_BACK_NS;
+		s->seen_overrun = m.overrun;
 		return 0;
 	}
+	s->seen_overrun = m.overrun;
 
 	tm_region_init(c, r, sb, m.id);
 	r->start = s->off;

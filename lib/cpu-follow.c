@@ -19,6 +19,7 @@ void tm_follow_from(struct tracemap_cpu *c, bool valid, unsigned int id, unsigne
 	f->cur.off = off;
 	f->cur.ts = ts;
 	f->cur.walk_ts = walk_ts;
+	f->cur.next_valid = false;
 	f->pending_lost = 0;
 }
 
@@ -51,10 +52,15 @@ static bool find_successor(struct tracemap_cpu *c, uint64_t ts, unsigned int *si
 /*
  * Data the follower had not read yet was overwritten or cleared. After a
  * reset (echo > trace) nothing has been overwritten since, and what the
- * reset dropped is no loss, as in consuming mode; otherwise the writer
- * lapped us and a gap is reported (count unknown).
+ * reset dropped is no loss, as in consuming mode. Otherwise a gap is
+ * reported on the next event (count unknown), and counted by how sure it
+ * is: certain (lost_unknown) when a page known to hold unread events was
+ * rewritten; possible (gaps_possible) when all that is known is that the
+ * writer came around (the page being read, or one left before its
+ * successor was seen, was recycled): unread events may or may not have been
+ * overwritten, and reporting nothing would hide a loss that did happen.
  */
-static void follow_gap(struct tracemap_cpu *c)
+static void follow_gap(struct tracemap_cpu *c, bool certain)
 {
 	struct tracemap_cpu_stats k;
 
@@ -63,7 +69,40 @@ static void follow_gap(struct tracemap_cpu *c)
 	if (!tm_cpu_stats_file(c->stats_path, &k) && !k.kernel_overrun)
 		return;
 	c->follow.pending_lost = TRACEMAP_LOST_UNKNOWN;
-	c->st.lost_unknown++;
+	if (certain)
+		c->st.lost_unknown++;
+	else
+		c->st.gaps_possible++;
+}
+
+/*
+ * The cursor page was handed out in full and the page that came next then
+ * is known: if it still has that time stamp, nothing after the cursor was
+ * overwritten (the writer fills pages in ring order, so it reaches that page
+ * again only after every other one, the cursor page included). Move on to
+ * it and return true; if it was rewritten, what it held is gone for certain.
+ */
+static bool follow_next(struct tracemap_cpu *c)
+{
+	struct tm_follow *f = &c->follow;
+	uint64_t ts;
+
+	if (!f->cur.next_valid)
+		return false;
+	/* pairs with the writer's time stamp store, as in find_successor() */
+	ts = tm_subbuf_load(tm_subbuf_at(c, f->cur.next_id), TM_SB_TS, __ATOMIC_ACQUIRE);
+	if (ts != f->cur.next_ts) {
+		follow_gap(c, true);
+		return false;
+	}
+	f->cur.valid = true;
+	f->cur.complete = false;
+	f->cur.id = f->cur.next_id;
+	f->cur.off = 0;
+	f->cur.ts = ts;
+	f->cur.walk_ts = UINT64_MAX;
+	f->cur.next_valid = false;
+	return true;
 }
 
 int tm_follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
@@ -71,7 +110,7 @@ int tm_follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	unsigned int sid = 0, size, loops, newer;
 	struct tm_follow *f = &c->follow;
 	uint64_t sts = 0, ts, end_ts;
-	bool succ, left_intact;
+	bool succ, left_intact, left_known = false;
 	int ret;
 
 	if (!tm_snapshot_done(c))
@@ -81,7 +120,10 @@ int tm_follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
 		if (f->cur.valid && f->cur.complete) {
 			/* fully handed out: move on without looking at it again */
 			f->cur.valid = false;
-			continue;
+			if (follow_next(c))
+				continue;
+			/* rewritten: from the oldest page that is newer, below */
+			left_known = true;
 		}
 		/* look for a newer page first: then the cursor page's commit is final */
 		succ = find_successor(c, f->cur.ts, &sid, &sts, &newer);
@@ -94,7 +136,8 @@ int tm_follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
 			 */
 			if (tm_subbuf_copy(f->buf, tm_subbuf_at(c, f->cur.id), c->subbuf_size, &ts,
 					   &size) || ts != f->cur.ts || size < f->cur.off) {
-				follow_gap(c);
+				/* what it got after our offset, if anything, is gone */
+				follow_gap(c, false);
 				f->cur.valid = false;
 				continue;
 			}
@@ -108,6 +151,9 @@ int tm_follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
 				if (succ) {
 					r->flags |= TRACEMAP_REGION_COMPLETE;
 					f->cur.complete = true;
+					f->cur.next_valid = true;
+					f->cur.next_id = sid;
+					f->cur.next_ts = sts;
 				}
 				return ret;
 			}
@@ -133,19 +179,21 @@ int tm_follow_region(struct tracemap_cpu *c, struct tracemap_region *r)
 		 * successors too: what they held is gone. Checked after the search,
 		 * which pairs with the writer's time stamp store before commit.
 		 */
-		if (!left_intact && f->cur.id != TM_NO_ID &&
+		if (!left_intact && !left_known && f->cur.id != TM_NO_ID &&
 		    tm_subbuf_load(tm_subbuf_at(c, f->cur.id), TM_SB_TS, __ATOMIC_ACQUIRE) !=
 		    f->cur.ts)
-			follow_gap(c);
+			follow_gap(c, false);
+		left_known = false;
 		/*
 		 * Nothing was left to follow from (the buffer was empty at open):
 		 * the first page written since is still there unless the writer
 		 * has used every page of the ring since.
 		 */
 		if (f->cur.id == TM_NO_ID && newer + 1 >= c->nr_subbufs)
-			follow_gap(c);
+			follow_gap(c, false);
 		f->cur.valid = true;
 		f->cur.complete = false;
+		f->cur.next_valid = false;
 		f->cur.id = sid;
 		f->cur.off = 0;
 		f->cur.ts = sts;

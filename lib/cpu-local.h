@@ -39,6 +39,8 @@ struct tm_consume {
 	uint64_t seen_entries;
 	uint64_t stolen_told;		/* stats.stolen when the last warning went out */
 	uint64_t stolen_warn_ns;	/* ... and when */
+	uint64_t seen_overrun;	/* overrun at the previous GET_READER */
+	uint64_t held_until;	/* no GET_READER before this (tm_now_ns()), see cpu-consume.c */
 };
 
 /* cpu-read.c: one page copy */
@@ -74,6 +76,10 @@ struct tm_follow {
 		unsigned int off;
 		uint64_t ts;
 		uint64_t walk_ts;
+		/* when complete: the page that came next then, and its time stamp */
+		bool next_valid;
+		unsigned int next_id;
+		uint64_t next_ts;
 	} cur;
 	long long pending_lost;
 	unsigned char *buf;
@@ -115,6 +121,9 @@ struct tracemap_cpu {
 	const unsigned char *subbufs;
 	/* per_cpu/cpuN/stats: the counters when the meta page does not have them */
 	char *stats_path;
+	/* tm_cpu_open_memory(): GET_READER of a synthetic mapping (fuzzing); NULL: ioctl */
+	int (*get_reader)(void *ctx);
+	void *get_reader_ctx;
 
 	struct tm_loss loss;
 	struct tm_consume consume;
@@ -126,6 +135,7 @@ struct tracemap_cpu {
 	struct tm_wake wake;		/* tracemap_cpu_wait(), wake.c */
 
 	struct tracemap_cpu_stats st;
+	bool held_by_stream;		/* tm_cpu_hold(): the last event waits in a stream */
 };
 
 static inline const unsigned char *tm_subbuf_at(const struct tracemap_cpu *c, unsigned int id)

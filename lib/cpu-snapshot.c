@@ -107,7 +107,7 @@ void tm_snapshot_scan(struct tracemap_cpu *c)
 	/* the writer outran us every time: any page boundary may hide a gap */
 	s->unsure = !settled;
 	if (!settled)
-		c->st.lost_unknown++;
+		c->st.gaps_possible++;
 	for (i = 0; i < n; i++)
 		if (s->order[i].id == m.id)
 			rp = &s->order[i];

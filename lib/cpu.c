@@ -7,6 +7,7 @@
  * in subbuf-pages.c; cpu-local.h shows who owns which state (see lib/README).
  */
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,13 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 		tm_err(EINVAL);
 		return NULL;
 	}
+	if (o.flags & ~(TRACEMAP_CPU_FORCE_READ | TRACEMAP_CPU_NO_FALLBACK)) {
+		tm_log(TRACEMAP_LOG_ERROR, "tracemap_cpu_opts.flags %#x has bits this libtracemap "
+		       "does not know (%#x): pass only TRACEMAP_CPU_* flags", o.flags,
+		       o.flags & ~(TRACEMAP_CPU_FORCE_READ | TRACEMAP_CPU_NO_FALLBACK));
+		tm_err(EINVAL);
+		return NULL;
+	}
 	if (o.mode != TRACEMAP_MODE_CONSUME && (o.flags & TRACEMAP_CPU_FORCE_READ)) {
 		tm_log(TRACEMAP_LOG_ERROR, "the %s mode reads without consuming, which needs the "
 		       "mapping: drop TRACEMAP_CPU_FORCE_READ or use TRACEMAP_MODE_CONSUME",
@@ -278,6 +286,43 @@ struct tracemap_cpu *tm_cpu_open_mapped(const void *map, int cpu, enum tracemap_
  * tracemap_cpu_close - unmap and free a reader
  * @c: the reader; NULL is allowed
  */
+struct tracemap_cpu *tm_cpu_open_memory(enum tracemap_mode mode, const void *meta,
+					const void *subbufs, unsigned int subbuf_size,
+					unsigned int nr_subbufs, int (*get_reader)(void *ctx),
+					void *ctx)
+{
+	struct tracemap_cpu *c;
+	int ret;
+
+	if (mode > TRACEMAP_MODE_FOLLOW || subbuf_size < 64 || subbuf_size % 16 || nr_subbufs < 2) {
+		tm_err(EINVAL);
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		tm_err(ENOMEM);
+		return NULL;
+	}
+	c->fd = -1;
+	c->mode = mode;
+	c->backend = TRACEMAP_BACKEND_MMAP;
+	c->meta = meta;
+	c->subbufs = subbufs;
+	c->subbuf_size = subbuf_size;
+	c->nr_subbufs = nr_subbufs;
+	c->get_reader = get_reader;
+	c->get_reader_ctx = ctx;
+	/* no per_cpu/cpuN/stats: the counters come from the meta page alone */
+	c->stats_path = strdup("/nonexistent/tracemap-memory-reader/stats");
+	ret = c->stats_path ? -init_sources(c) : ENOMEM;
+	if (ret) {
+		tracemap_cpu_close(c);
+		errno = ret;
+		return NULL;
+	}
+	return c;
+}
+
 void tracemap_cpu_close(struct tracemap_cpu *c)
 {
 	if (!c)
@@ -388,6 +433,9 @@ long long tm_lost_add(long long a, long long b)
 {
 	if (a == TRACEMAP_LOST_UNKNOWN || b == TRACEMAP_LOST_UNKNOWN)
 		return a || b ? TRACEMAP_LOST_UNKNOWN : 0;
+	/* counts from a meta page that lies can be anything: no wrap to negative */
+	if (a > LLONG_MAX - b)
+		return TRACEMAP_LOST_UNKNOWN;
 	return a + b;
 }
 
@@ -397,10 +445,18 @@ long long tm_loss_flagged(struct tracemap_cpu *c, long long stored, uint64_t ove
 
 	if (overrun < c->loss.accounted)
 		c->loss.accounted = 0;	/* the counters were reset with the buffer */
-	if (lost == TRACEMAP_LOST_UNKNOWN && overrun > c->loss.accounted)
+	/* a difference no count can be (a lying meta page) stays unknown */
+	if (lost == TRACEMAP_LOST_UNKNOWN && overrun > c->loss.accounted &&
+	    overrun - c->loss.accounted <= (uint64_t)LLONG_MAX)
 		lost = overrun - c->loss.accounted;
+	/*
+	 * The kernel stores what overrun grew by: accounted never passes
+	 * overrun, or the next call would take it for a reset and hand the
+	 * same page out again (a stored count that lies made that a loop).
+	 */
 	if (lost > 0)
-		c->loss.accounted += lost;
+		c->loss.accounted = (uint64_t)lost <= overrun - c->loss.accounted ?
+			c->loss.accounted + lost : overrun;
 	return lost;
 }
 
@@ -489,6 +545,7 @@ int tm_cpu_next_in_region(struct tracemap_cpu *c, struct tracemap_event *ev)
  */
 int tracemap_cpu_next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
 {
+	unsigned int regions = 0;
 	struct tm_iter *it;
 	struct tm_rec rec;
 	int ret;
@@ -516,6 +573,13 @@ int tracemap_cpu_next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
 				return tm_err(EBADMSG);
 			}
 		}
+		/*
+		 * Regions without an event (gaps, corrupt tails) are bounded per
+		 * call: a ring has nr_subbufs pages, and a mapping that lies must
+		 * not keep this call from returning.
+		 */
+		if (++regions > 2 * (c->nr_subbufs > 8 ? c->nr_subbufs : 8) + 2)
+			return 0;
 		ret = tracemap_cpu_read_region(c, &it->region);
 		if (ret <= 0)
 			return ret;
@@ -532,10 +596,15 @@ int tracemap_cpu_next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
  * @ev: the event
  * @rec: filled to point at @ev's payload, valid as long as the event
  *
- * For tep_print_event() and the tep_* field readers; nothing is copied.
+ * For tep_print_event() and the tep_* field readers; nothing is copied. A
+ * NULL @ev or @rec sets errno to EINVAL and changes nothing.
  */
 void tracemap_event_to_record(const struct tracemap_event *ev, struct tep_record *rec)
 {
+	if (!ev || !rec) {
+		tm_err(EINVAL);
+		return;
+	}
 	memset(rec, 0, sizeof(*rec));
 	rec->ts = ev->ts;
 	rec->offset = ev->offset;
@@ -612,6 +681,20 @@ int tracemap_cpu_rewind(struct tracemap_cpu *c)
  *
  * Returns 0, or -EINVAL.
  */
+/* Records left in the region the event iterator walks: taken, not delivered. */
+static uint64_t held_in_region(const struct tracemap_cpu *c)
+{
+	struct tm_walk w = c->it.walk;
+	struct tm_rec rec;
+	uint64_t n = 0;
+
+	if (!c->it.have_region || c->mode != TRACEMAP_MODE_CONSUME)
+		return 0;
+	while (tm_walk_next(&w, &rec) > 0)
+		n++;
+	return n;
+}
+
 int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *st, size_t sz)
 {
 	struct tracemap_cpu_stats s;
@@ -620,6 +703,7 @@ int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *
 	if (!c || !st)
 		return tm_err(EINVAL);
 	s = c->st;
+	s.held = held_in_region(c) + c->held_by_stream;
 	if (c->meta) {
 		/* pairs with rb_update_meta_page(): the counters as of the last update */
 		tm_meta_load(c->meta, &m);
@@ -655,6 +739,17 @@ void tm_cpu_count_wakeup(struct tracemap_cpu *c)
 void tm_cpu_count_own(struct tracemap_cpu *c)
 {
 	c->st.own++;
+}
+
+void tm_cpu_hold(struct tracemap_cpu *c, bool held)
+{
+	if (held == c->held_by_stream)
+		return;
+	c->held_by_stream = held;
+	if (held)
+		c->st.events--;
+	else
+		c->st.events++;
 }
 
 void tm_cpu_count_late(struct tracemap_cpu *c)

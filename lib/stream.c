@@ -516,6 +516,38 @@ fail:
 	return NULL;
 }
 
+struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n,
+					       const struct tracemap_stream_opts *o)
+{
+	struct tracemap_stream *s;
+	int i, max_subbufs = 0;
+
+	s = calloc(1, sizeof(*s));
+	if (!s || n < 1 || !(s->cpus = calloc(n, sizeof(*s->cpus)))) {
+		free(s);
+		tm_err(ENOMEM);
+		return NULL;
+	}
+	s->epfd = s->timerfd = s->kickfd = -1;
+	s->old_percent = -1;
+	s->mode = o->mode;
+	/* nothing to wait on: never pace by sleeping */
+	s->flags = o->flags | TRACEMAP_STREAM_BUSY_POLL;
+	s->on_event = o->on_event;
+	s->on_lost = o->on_lost;
+	s->ctx = o->ctx;
+	for (i = 0; i < n; i++) {
+		s->cpus[i].cpu = i;
+		s->cpus[i].c = cpus[i];
+		if (tracemap_cpu_nr_subbufs(cpus[i]) > max_subbufs)
+			max_subbufs = tracemap_cpu_nr_subbufs(cpus[i]);
+	}
+	s->nr = n;
+	s->budget = max_subbufs > MIN_ROUND_REGIONS ? max_subbufs : MIN_ROUND_REGIONS;
+	new_round(s);
+	return s;
+}
+
 /**
  * tracemap_stream_close - close the readers, restore buffer_percent, free
  * @s: the stream; NULL is allowed
@@ -693,6 +725,9 @@ static int fetch(struct tracemap_stream *s, struct scpu *sc)
 	}
 	sc->has = true;
 	sc->lost_told = false;
+	/* taken from the reader, not delivered yet: held until take() */
+	if (s->mode == TRACEMAP_MODE_CONSUME)
+		tm_cpu_hold(sc->c, true);
 	return 1;
 }
 
@@ -853,6 +888,7 @@ static int merge_next(struct tracemap_stream *s, struct scpu **out)
 static inline void take(struct tracemap_stream *s, struct scpu *sc)
 {
 	sc->has = false;
+	tm_cpu_hold(sc->c, false);
 	if (s->flags & TRACEMAP_STREAM_UNORDERED)
 		return;
 	if (sc->ev.ts < s->last_ts)

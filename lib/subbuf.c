@@ -135,10 +135,13 @@ int tm_subbuf_write(void *dst, unsigned int subbuf_size, const unsigned char *da
 	unsigned int len = end - start;
 	uint64_t commit = len;
 
-	if (end < start || subbuf_size < TM_SUBBUF_HDR || len > subbuf_size - TM_SUBBUF_HDR)
+	/* the records lie inside the data area: start and end are offsets into it */
+	if (end < start || subbuf_size < TM_SUBBUF_HDR || end > subbuf_size - TM_SUBBUF_HDR ||
+	    (len && !data) || lost < TRACEMAP_LOST_UNKNOWN)
 		return tm_err(EINVAL);
 
-	memcpy(out + TM_SUBBUF_HDR, data + start, len);
+	if (len)
+		memcpy(out + TM_SUBBUF_HDR, data + start, len);
 	memset(out + TM_SUBBUF_HDR + len, 0, subbuf_size - TM_SUBBUF_HDR - len);
 	if (lost) {
 		commit |= TM_MISSED_EVENTS;

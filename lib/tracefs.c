@@ -64,12 +64,22 @@ uint64_t tm_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static bool is_tracefs(const char *dir)
+/* 0 when @dir is a tracefs mount this process can read, else the errno */
+static int tracefs_at(const char *dir)
 {
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/trace_pipe", dir);
-	return access(path, F_OK) == 0;
+	if (access(path, F_OK))
+		return errno == EACCES || errno == EPERM ? errno : ENOENT;
+	return 0;
+}
+
+static int no_permission(const char *dir)
+{
+	tm_log(TRACEMAP_LOG_ERROR, "no permission to read %s: run as root or grant access to "
+	       "the tracefs mount", dir);
+	return tm_err(EACCES);
 }
 
 /**
@@ -78,20 +88,29 @@ static bool is_tracefs(const char *dir)
  * @buf: receives the directory
  * @size: bytes at @buf
  *
- * Looks in /proc/mounts, then at /sys/kernel/tracing and
- * /sys/kernel/debug/tracing. A failure is explained through the print callback.
+ * Looks in /proc/mounts, or when it cannot be read at /sys/kernel/tracing and
+ * /sys/kernel/debug/tracing; it never mounts tracefs (not even through the
+ * debugfs automount). A failure is explained through the print callback.
  *
- * Returns 0, or -ENOENT when no tracefs is mounted (or @dir is none).
+ * Returns 0, -ENOENT when no tracefs is mounted (or @dir is none), or -EACCES
+ * when one is mounted but this process may not read it.
  */
 int tracemap_tracefs_dir(const char *dir, char *buf, size_t size)
 {
 	static const char *const known[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	const char *denied = NULL;
+	char first[4096] = "";
+	bool table;
 	struct mntent *m;
 	FILE *fp;
 	size_t i;
+	int e;
 
 	if (dir) {
-		if (!is_tracefs(dir)) {
+		e = tracefs_at(dir);
+		if (e == EACCES || e == EPERM)
+			return no_permission(dir);
+		if (e) {
 			tm_log(TRACEMAP_LOG_ERROR, "%s is not a tracefs mount: give the tracefs "
 			       "directory or mount it with 'mount -t tracefs nodev %s'", dir, dir);
 			return tm_err(ENOENT);
@@ -101,26 +120,41 @@ int tracemap_tracefs_dir(const char *dir, char *buf, size_t size)
 	}
 	fp = setmntent("/proc/mounts", "r");
 	while (fp && (m = getmntent(fp))) {
-		if (!strcmp(m->mnt_type, "tracefs") && is_tracefs(m->mnt_dir)) {
+		if (strcmp(m->mnt_type, "tracefs"))
+			continue;
+		e = tracefs_at(m->mnt_dir);
+		if (!e) {
 			snprintf(buf, size, "%s", m->mnt_dir);
 			endmntent(fp);
 			return 0;
 		}
+		if (!first[0] && (e == EACCES || e == EPERM))
+			snprintf(first, sizeof(first), "%s", m->mnt_dir);
 	}
+	table = fp != NULL;
 	if (fp)
 		endmntent(fp);
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		if (is_tracefs(known[i])) {
+	/*
+	 * Only without a mount table: looking into /sys/kernel/debug/tracing
+	 * makes debugfs automount tracefs there, and a library that is asked
+	 * where tracefs is must not mount it.
+	 */
+	for (i = 0; !table && i < sizeof(known) / sizeof(known[0]); i++) {
+		e = tracefs_at(known[i]);
+		if (!e) {
 			snprintf(buf, size, "%s", known[i]);
 			return 0;
 		}
+		if (!denied && (e == EACCES || e == EPERM))
+			denied = known[i];
 	}
-	if (access("/sys/kernel/tracing", F_OK) == 0 && access("/sys/kernel/tracing", R_OK | X_OK))
-		tm_log(TRACEMAP_LOG_ERROR, "no permission to read /sys/kernel/tracing: run as root "
-		       "or grant access to the tracefs mount");
-	else
-		tm_log(TRACEMAP_LOG_ERROR, "tracefs is not mounted at /sys/kernel/tracing: run "
-		       "'mount -t tracefs nodev /sys/kernel/tracing'");
+	/* mounted but not ours to read: say so rather than "not mounted" */
+	if (first[0])
+		return no_permission(first);
+	if (denied)
+		return no_permission(denied);
+	tm_log(TRACEMAP_LOG_ERROR, "tracefs is not mounted at /sys/kernel/tracing: run "
+	       "'mount -t tracefs nodev /sys/kernel/tracing'");
 	return tm_err(ENOENT);
 }
 
@@ -134,11 +168,14 @@ int tracemap_tracefs_dir(const char *dir, char *buf, size_t size)
  * A failure is explained through the print callback.
  *
  * Returns 0, -EINVAL for a name that cannot be an instance ("", ".", "..",
- * one with a '/'), or -ENODEV when the instance does not exist.
+ * one with a '/'), -ENAMETOOLONG for one longer than NAME_MAX, -EACCES or
+ * -EPERM when this process may not look, or -ENODEV when the instance does
+ * not exist.
  */
 int tracemap_instance_dir(const char *tracefs, const char *instance, char *buf, size_t size)
 {
 	struct stat st;
+	int e;
 
 	if (!instance || !*instance) {
 		snprintf(buf, size, "%s", tracefs);
@@ -149,8 +186,18 @@ int tracemap_instance_dir(const char *tracefs, const char *instance, char *buf, 
 		       "directory in %s/instances", instance, tracefs);
 		return tm_err(EINVAL);
 	}
+	if (strlen(instance) > NAME_MAX) {
+		tm_log(TRACEMAP_LOG_ERROR, "an instance name of %zu bytes: tracefs instance names "
+		       "have at most %d bytes; use a shorter one", strlen(instance), NAME_MAX);
+		return tm_err(ENAMETOOLONG);
+	}
 	snprintf(buf, size, "%s/instances/%s", tracefs, instance);
-	if (stat(buf, &st) || !S_ISDIR(st.st_mode)) {
+	e = stat(buf, &st) ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+	if (e == EACCES || e == EPERM) {
+		tm_log(TRACEMAP_LOG_ERROR, "no permission to look at %s: run as root", buf);
+		return tm_err(e);
+	}
+	if (e) {
 		tm_log(TRACEMAP_LOG_ERROR, "no instance '%s' (%s does not exist): create it with "
 		       "'mkdir %s' or 'trace-cmd record -B %s'", instance, buf, buf, instance);
 		return tm_err(ENODEV);

@@ -262,10 +262,34 @@ int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const
 
 /* ------------------------------------------------------------ per-CPU */
 
+/*
+ * A reader over a mapping laid out in memory by the caller (the fuzzer's
+ * synthetic, lying mappings): @meta is the meta page, @subbufs the
+ * @nr_subbufs sub-buffers of @subbuf_size bytes. GET_READER is @get_reader
+ * (called with @ctx; < 0 fails it), which may change the memory. Nothing
+ * is opened or mapped; tracemap_cpu_close() frees it.
+ */
+struct tracemap_cpu *tm_cpu_open_memory(enum tracemap_mode mode, const void *meta,
+					const void *subbufs, unsigned int subbuf_size,
+					unsigned int nr_subbufs, int (*get_reader)(void *ctx),
+					void *ctx);
+/*
+ * A stream over @n readers opened by the caller (tm_cpu_open_memory(): the
+ * fuzzer's merge), which it owns from then on: mode, flags and callbacks
+ * from @o; no tracefs, no watermark, no wake-ups (consume it, never poll).
+ */
+struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n,
+					       const struct tracemap_stream_opts *o);
+
 /* Streams count their wakeups here so that one stats call reports everything. */
 void tm_cpu_count_wakeup(struct tracemap_cpu *c);
 void tm_cpu_count_late(struct tracemap_cpu *c);
 void tm_cpu_count_own(struct tracemap_cpu *c);
+/*
+ * A stream holds back (true) or delivers (false) the event the reader just
+ * returned: it counts as held, not delivered, meanwhile.
+ */
+void tm_cpu_hold(struct tracemap_cpu *c, bool held);
 /* Regions handed out so far: a stream sees from it whether a call fetched new data. */
 uint64_t tm_cpu_regions(const struct tracemap_cpu *c);
 /* The sub-buffer id of the region tracemap_cpu_next_event() walks (read backend: a counter). */

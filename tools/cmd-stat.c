@@ -125,6 +125,8 @@ int cmd_stat(int argc, char **argv)
 		return 1;
 	if (tool_instance_dir(iname, idir, sizeof(idir)))
 		return 1;
+	/* only looks: says what a killed stream left, 'tracemap reset' puts it back */
+	state_repair(false, NULL);
 
 	snprintf(path, sizeof(path), "%s/buffer_percent", idir);
 	if (read_text(path, pct, sizeof(pct)))

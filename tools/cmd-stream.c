@@ -61,21 +61,23 @@ static void print_stats(struct tracemap_stream *s, double secs)
 	int i;
 
 	fprintf(stderr, "tracemap: %.1f s\n", secs);
-	fprintf(stderr, "%4s %-7s %12s %14s %10s %12s %10s %12s %10s %8s %10s %10s\n", "cpu",
+	/* maybe: follow gaps that may hide no loss (libtracemap-cpu(3)) */
+	fprintf(stderr, "%4s %-7s %12s %14s %10s %12s %10s %12s %10s %8s %10s %10s %6s\n", "cpu",
 		"backend", "events", "bytes", "lost", "lost_unknown", "wakeups", "get_reader",
-		"reads", "late", "own", "stolen");
+		"reads", "late", "own", "stolen", "maybe");
 	for (i = 0; i < tracemap_stream_nr_cpus(s); i++) {
 		c = tracemap_stream_cpu(s, i);
 		if (tracemap_cpu_stats(c, &st, sizeof(st)))
 			continue;
 		fprintf(stderr, "%4d %-7s %12llu %14llu %10llu %12llu %10llu %12llu %10llu %8llu "
-			"%10llu %10llu\n", tracemap_cpu_id(c),
+			"%10llu %10llu %6llu\n", tracemap_cpu_id(c),
 			tracemap_cpu_backend(c) == TRACEMAP_BACKEND_MMAP ? "mmap" : "read",
 			(unsigned long long)st.events, (unsigned long long)st.bytes,
 			(unsigned long long)st.lost, (unsigned long long)st.lost_unknown,
 			(unsigned long long)st.wakeups, (unsigned long long)st.get_reader,
 			(unsigned long long)st.reads, (unsigned long long)st.late,
-			(unsigned long long)st.own, (unsigned long long)st.stolen);
+			(unsigned long long)st.own, (unsigned long long)st.stolen,
+			(unsigned long long)st.gaps_possible);
 		tot.events += st.events;
 		tot.bytes += st.bytes;
 		tot.lost += st.lost;
@@ -86,14 +88,132 @@ static void print_stats(struct tracemap_stream *s, double secs)
 		tot.late += st.late;
 		tot.own += st.own;
 		tot.stolen += st.stolen;
+		tot.gaps_possible += st.gaps_possible;
 	}
 	fprintf(stderr, "%4s %-7s %12llu %14llu %10llu %12llu %10llu %12llu %10llu %8llu %10llu "
-		"%10llu\n", "all", "", (unsigned long long)tot.events,
+		"%10llu %6llu\n", "all", "", (unsigned long long)tot.events,
 		(unsigned long long)tot.bytes, (unsigned long long)tot.lost,
 		(unsigned long long)tot.lost_unknown, (unsigned long long)tot.wakeups,
 		(unsigned long long)tot.get_reader, (unsigned long long)tot.reads,
 		(unsigned long long)tot.late, (unsigned long long)tot.own,
-		(unsigned long long)tot.stolen);
+		(unsigned long long)tot.stolen, (unsigned long long)tot.gaps_possible);
+}
+
+/*
+ * Every signal whose default is to end the process, except those that
+ * cannot be caught (SIGKILL, SIGSTOP: state.c's file is for those) and
+ * those that report a fault of this process. A signal ignored when we
+ * started stays ignored: SIGHUP under nohup does not stop the stream.
+ * SIGCHLD: the traced command ended.
+ */
+static void stop_signals(sigset_t *set)
+{
+	static const int sigs[] = {
+		SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM,
+		SIGPROF, SIGXCPU, SIGIO, SIGPWR, SIGSTKFLT, SIGCHLD,
+	};
+	struct sigaction old;
+	size_t i;
+
+	sigemptyset(set);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		if (sigs[i] == SIGHUP && !sigaction(SIGHUP, NULL, &old) &&
+		    old.sa_handler == SIG_IGN)
+			continue;
+		sigaddset(set, sigs[i]);
+	}
+}
+
+/* buffer_percent as it is, before the stream sets its own (follow mode leaves it) */
+static int note_percent(struct tracefs_instance *inst, bool follow)
+{
+	char *v;
+	int ret;
+
+	if (follow)
+		return 0;
+	v = tracefs_instance_file_read(inst, "buffer_percent", NULL);
+	if (!v)
+		return 0;
+	v[strcspn(v, "\n")] = '\0';
+	ret = state_note("buffer_percent", v);
+	free(v);
+	return ret;
+}
+
+/*
+ * The events the stream turns on (those not in set_event before it opens)
+ * are written down for a repair after SIGKILL.
+ */
+static bool was_enabled(const char *before, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = before; p && (p = strstr(p, name)); p += n)
+		if ((p == before || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return true;
+	return false;
+}
+
+/*
+ * Before the stream opens: the -e names that are one event ("sched:sched_switch"),
+ * so that a SIGKILL while the library enables them leaves nothing unnoted.
+ */
+static int note_plain_events(const struct opts *o, const char *before)
+{
+	const char *name;
+	int i;
+
+	for (i = 0; i < o->nr_specs; i++) {
+		name = o->specs[i].name;
+		if (!strchr(name, ':') || strpbrk(name, "*?[") || was_enabled(before, name))
+			continue;
+		if (state_note("event", name))
+			return -1;
+	}
+	return 0;
+}
+
+/* After it opened: the other events it turned on (globs and systems resolved). */
+static int note_events(struct tracemap_stream *s, const struct opts *o, const char *before)
+{
+	const char *const *names = tracemap_stream_events(s);
+	bool noted;
+	int i, j;
+
+	for (i = 0; names && names[i]; i++) {
+		for (noted = false, j = 0; j < o->nr_specs && !noted; j++)
+			noted = !strcmp(o->specs[j].name, names[i]);
+		if (!noted && !was_enabled(before, names[i]) && state_note("event", names[i]))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * At the stop: events the kernel still holds (not read, left in the
+ * buffers), and events taken from the kernel that never reached the printer
+ * (the rest of a sub-buffer, the events a merge held back): lost.
+ */
+static void report_left(struct tracemap_stream *s, bool cut)
+{
+	uint64_t unread = 0, held = 0;
+	struct tracemap_cpu_stats st;
+	int i;
+
+	for (i = 0; i < tracemap_stream_nr_cpus(s); i++) {
+		if (tracemap_cpu_stats(tracemap_stream_cpu(s, i), &st, sizeof(st)))
+			continue;
+		unread += tracemap_cpu_stats_unread(&st);
+		held += st.held;
+	}
+	if (unread && cut)
+		tool_err("stopped before the buffers were empty: %llu events left in them (not "
+			 "read)", (unsigned long long)unread);
+	if (held)
+		tool_err("%llu events read from the buffers at the stop were not printed (lost)",
+			 (unsigned long long)held);
 }
 
 /* --------------------------------------------------------------- main */
@@ -238,31 +358,35 @@ int cmd_stream(int argc, char **argv)
 	struct tracemap_stream_opts so = { .sz = sizeof(so) };
 	struct tracemap_stream *s = NULL;
 	struct stream_inst si = { .old_size_kb = -1 };
+	struct output out = { .fd = -1 };
 	struct opts o = { 0 };
 	struct printer p;
 	int sfd = -1, ret = 1, cmd_pid = -1, status = 0;
-	bool inst_ok = false;
-	const char *tfs;
+	bool inst_ok = false, cut;
+	char *enabled_before = NULL;
 	uint64_t start, stopped;
+	const char *tfs;
 	sigset_t sigs;
 
 	/* held from here on, read through a signalfd: setup and restore are never cut short */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);
-	sigaddset(&sigs, SIGCHLD);	/* the command ended */
+	stop_signals(&sigs);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	printer_init(&p, false);
+	/* past a file size limit: EFBIG from write(), reported, not a silent kill */
+	signal(SIGXFSZ, SIG_IGN);
+	printer_init(&p, false, &out);
 
 	o.specs = calloc(argc, sizeof(*o.specs));
 	if (!o.specs || parse_args(argc, argv, &o))
 		goto out;
-	printer_init(&p, o.raw);
+	printer_init(&p, o.raw, &out);
 	tfs = tool_tracefs();
 	if (!tfs)
 		goto out;
+	if (out_init(&out, STDOUT_FILENO, STDOUT_BUF))
+		goto out;
+	/* what a killed stream left, before we look at what is enabled */
+	state_repair(true, NULL);
 
 	/* the buffer: -B (made when missing), the top level, or our own */
 	if (instance_setup(&si, tfs, o.instance, o.top))
@@ -272,6 +396,13 @@ int cmd_stream(int argc, char **argv)
 	if (instance_set_buffer_kb(&si, o.buffer_kb) || instance_set_clock(&si, o.clock))
 		goto out;
 	tool_warn_tracing_off(si.inst, tfs);
+	if (!si.created) {
+		if (!o.top && note_percent(si.inst, o.follow))
+			goto out;
+		enabled_before = tracefs_instance_file_read(si.inst, "set_event", NULL);
+		if (!o.top && note_plain_events(&o, enabled_before))
+			goto out;
+	}
 
 	if (o.command) {
 		cmd_pid = command_fork(o.command);
@@ -309,6 +440,8 @@ int cmd_stream(int argc, char **argv)
 	s = tracemap_stream_open(si.name, &so);
 	if (!s || printer_attach(&p, s, si.inst))
 		goto out;
+	if (!si.created && !o.top && note_events(s, &o, enabled_before))
+		goto out;
 
 	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sfd < 0) {
@@ -318,23 +451,26 @@ int cmd_stream(int argc, char **argv)
 	if (si.created && !si.announce)
 		fprintf(stderr, "tracemap: streaming the private instance %s (markers: %s/instances/"
 			"%s/trace_marker); Ctrl-C stops\n", si.name, tfs, si.name);
-	/* a file or pipe gets large writes; a terminal a line at a time */
-	if (!isatty(STDOUT_FILENO))
-		setvbuf(stdout, NULL, _IOFBF, STDOUT_BUF);
 	if (o.command && command_start(o.command[0]))
 		goto out;
 	start = now_ns();
 	p.sfd = sfd;
-	/* until Ctrl-C, SIGTERM, SIGHUP or the end of the command (SIGCHLD) */
+	out.sfd = sfd;
+	/* until a stop signal or the end of the command (SIGCHLD) */
 	ret = stream_loop(s, &p, sfd, o.busy, o.latency_ms) ? 1 : 0;
-	p.sfd = -1;
 	stopped = now_ns();
 
-	/* stop: the events first, then what is left in the buffers, then the statistics */
+	/* stop: the events first, then what is left in the buffers (bounded), then the statistics */
 	tracemap_stream_restore_events(s);
-	stream_final_drain(s, &p, stopped);
-	print_stats(s, (now_ns() - start) / 1e9);
+	cut = stream_final_drain(s, &p, stopped);
+	p.sfd = -1;
+	print_stats(s, (stopped - start) / 1e9);
 	printer_print_stats(&p);
+	out_report(&out);
+	if (!o.follow)
+		report_left(s, cut);
+	if (out_failed(&out))
+		ret = 1;
 	if (o.command)
 		command_ended(&status);
 out:
@@ -342,12 +478,14 @@ out:
 	printer_free(&p);
 	/* the events are put back with the stream, before the instance goes */
 	tracemap_stream_close(s);
-	if (inst_ok)
-		instance_restore(&si);
+	/* everything is back: the note for a repair goes */
+	if (!inst_ok || !instance_restore(&si))
+		state_end();
+	free(enabled_before);
 	free(o.specs);
 	free(o.pids);
 	if (sfd >= 0)
 		close(sfd);
-	fflush(stdout);
+	out_free(&out);
 	return ret;
 }

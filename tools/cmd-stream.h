@@ -5,6 +5,8 @@
  *   stream-command.c  the traced command (a trailing command, -F)
  *   stream-print.c   the text printer (trace-cmd report's columns, or --raw)
  *   stream-loop.c    the wait/consume loop, output flushing, the final drain
+ *   stream-out.c     the output: buffered write(2), write errors, events not written
+ *   state.c          what a stream changes, written down for a repair after SIGKILL
  *   cmd-stream.c     options, setup and teardown in order, statistics
  */
 #ifndef _TRACEMAP_CMD_STREAM_H
@@ -39,8 +41,8 @@ int instance_setup(struct stream_inst *si, const char *tfs, const char *name, bo
 /* -C and -b: set them, noting what to put back; -1 after a message. */
 int instance_set_clock(struct stream_inst *si, const char *clock);
 int instance_set_buffer_kb(struct stream_inst *si, long kb);
-/* Put back the clock and buffer size, remove the instance if we made it. */
-void instance_restore(struct stream_inst *si);
+/* Put back the clock and buffer size, remove the instance if we made it; -1 after a message. */
+int instance_restore(struct stream_inst *si);
 
 /* ----------------------------------------------- stream-command.c */
 
@@ -57,6 +59,42 @@ void command_abort(void);
 /* Whether the command has ended (reaping it); its exit status in *@status. */
 bool command_ended(int *status);
 
+/* --------------------------------------------------- stream-out.c */
+
+struct output {
+	int fd;
+	int sfd;		/* signalfd: cuts a wait for room short; -1: none */
+	char *buf;
+	size_t len;
+	size_t cap;
+	size_t chunk;		/* bytes per write(): what poll() promises for a pipe */
+	uint32_t *ends;		/* end offset in buf of each buffered event */
+	size_t nev;
+	size_t evcap;
+	int err;		/* why the output ended: EPIPE (closed), ETIME, EINTR, or an error */
+	uint64_t unwritten;	/* events consumed but not written */
+	uint64_t deadline;	/* now_ns() after which a wait for room gives up; 0: none */
+	uint64_t held_since;	/* when the oldest buffered byte came */
+	bool interrupted;	/* a signal came while waiting for room */
+	bool eager;		/* a terminal: written at once */
+};
+
+/* Buffer of @cap bytes for @fd; -1 after a message. */
+int out_init(struct output *o, int fd, size_t cap);
+void out_free(struct output *o);
+/* Append @len bytes (one event's line when @event); -1 once the output has ended. */
+int out_put(struct output *o, const void *data, size_t len, bool event);
+/* Write everything buffered; -1 when the output ended (o->err says why). */
+int out_flush(struct output *o);
+/* Flush when the oldest byte is @max_ns old (a terminal: at once); -1 as out_flush(). */
+int out_due(struct output *o, uint64_t max_ns);
+/* Milliseconds until out_due() would flush, -1 when nothing is held. */
+int out_timeout(const struct output *o, uint64_t max_ns);
+/* The output ended with an error to report (not a closed pipe, deadline or signal). */
+bool out_failed(const struct output *o);
+/* Say why the output ended and how many events were not written, if any were. */
+void out_report(const struct output *o);
+
 /* ------------------------------------------------- stream-print.c */
 
 struct printer {
@@ -69,10 +107,12 @@ struct printer {
 	int sfd;
 	bool stop;			/* a signal arrived during a round */
 	bool raw;
+	struct output *out;
+	bool signalled;			/* ... and it was read from the signalfd */
 };
 
-/* Zero @p: what the callbacks need before printer_attach(). */
-void printer_init(struct printer *p, bool raw);
+/* Zero @p: what the callbacks need before printer_attach(); lines go to @out. */
+void printer_init(struct printer *p, bool raw, struct output *out);
 /* The stream's event formats and the time column of @inst (unless raw); -1 after a message. */
 int printer_attach(struct printer *p, struct tracemap_stream *s, struct tracefs_instance *inst);
 /* Before the stream is closed: the plugins were loaded into its formats. */
@@ -103,10 +143,12 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 		int latency_ms);
 
 /*
- * Deliver what is still in the buffers after the stop, until DRAIN_NS after
- * @stopped (now_ns() when the stop was noticed: putting the events back
- * under load takes part of that time, not more).
+ * After the stop: deliver what is still in the buffers for at most
+ * DRAIN_READ_MS and write it within DRAIN_WRITE_MS of @stop_ns (now_ns() when
+ * the stop was noticed); a second signal on p->sfd ends both at once.
+ * Returns true when it was cut short (deadline or signal) rather than finding
+ * the buffers empty.
  */
-void stream_final_drain(struct tracemap_stream *s, struct printer *p, uint64_t stopped);
+bool stream_final_drain(struct tracemap_stream *s, struct printer *p, uint64_t stop_ns);
 
 #endif /* _TRACEMAP_CMD_STREAM_H */

@@ -36,6 +36,9 @@ int instance_setup(struct stream_inst *si, const char *tfs, const char *name, bo
 			return -1;
 		}
 	}
+	/* written down first: a stream killed from here on leaves it to repair (state.c) */
+	if (state_begin(tfs, name, !si->announce))
+		return -1;
 	si->inst = tracefs_instance_create(name);
 	if (!si->inst) {
 		tool_err("cannot create instance %s: %s", name, strerror(errno));
@@ -50,6 +53,8 @@ int instance_setup(struct stream_inst *si, const char *tfs, const char *name, bo
 		si->inst = NULL;
 		return -1;
 	}
+	if (si->created && si->announce && state_note("private", "1"))
+		return -1;
 	if (si->created && si->announce)
 		fprintf(stderr, "tracemap: created instance %s (it did not exist); it is removed "
 			"at exit\n", si->name);
@@ -119,14 +124,18 @@ int instance_set_buffer_kb(struct stream_inst *si, long kb)
 	return 0;
 }
 
-void instance_restore(struct stream_inst *si)
+int instance_restore(struct stream_inst *si)
 {
+	int ret = 0;
+
 	if (si->created) {
-		if (tracefs_instance_destroy(si->inst))
+		if (tracefs_instance_destroy(si->inst)) {
 			tool_err("cannot remove instance %s: %s (remove it with rmdir)", si->name,
 				 strerror(errno));
-		else if (si->announce)
+			ret = -1;
+		} else if (si->announce) {
 			fprintf(stderr, "tracemap: removed instance %s\n", si->name);
+		}
 		si->created = false;
 	} else {
 		if (si->old_clock &&
@@ -143,4 +152,5 @@ void instance_restore(struct stream_inst *si)
 	si->old_size_kb = -1;
 	tracefs_instance_free(si->inst);
 	si->inst = NULL;
+	return ret;
 }

@@ -15,7 +15,8 @@
 #include "tracemap-tool.h"
 #include "cmd-stream.h"
 
-#define DRAIN_NS		(300 * 1000000ULL)	/* final drain after the stop */
+#define DRAIN_READ_MS		300	/* final drain: taking events from the buffers */
+#define DRAIN_WRITE_MS		700	/* ... and writing them, from the stop on */
 #define BUSY_CHECK_EVERY	256			/* busy-poll: rounds per signal check */
 
 uint64_t now_ns(void)
@@ -34,50 +35,23 @@ bool stop_requested(int sfd)
 }
 
 /*
- * Output goes out at once to a terminal; to a file or pipe it is held in
- * stdio's buffer for at most the latency bound, so a slow trickle of
- * events does not cost one write() per wakeup.
+ * The stop is under way: a signal that cut a wait for room short is taken
+ * off the signalfd, so that only a second one ends the final drain early.
  */
-struct flusher {
-	uint64_t held_since;	/* 0: nothing held */
-	uint64_t max_ns;
-	bool eager;
-};
-
-/* Returns non-zero when the output is gone (EPIPE). */
-static int flush_output(struct flusher *f, int delivered)
+static void stop_taken(struct printer *p)
 {
-	uint64_t now;
-
-	if (delivered > 0 && !f->held_since)
-		f->held_since = now_ns();
-	if (!f->held_since)
-		return 0;
-	now = now_ns();
-	if (!f->eager && now - f->held_since < f->max_ns)
-		return 0;
-	f->held_since = 0;
-	return fflush(stdout);
-}
-
-/* epoll_wait() timeout: until held output is due, else forever */
-static int flush_timeout(const struct flusher *f)
-{
-	uint64_t due, now;
-
-	if (!f->held_since)
-		return -1;
-	due = f->held_since + f->max_ns;
-	now = now_ns();
-	return now >= due ? 0 : (int)((due - now + 999999) / 1000000);
+	if (p->out->interrupted && !p->signalled && stop_requested(p->sfd))
+		p->out->interrupted = false;
+	p->stop = false;
+	p->signalled = false;
 }
 
 int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy,
 		int latency_ms)
 {
-	struct flusher f = { .max_ns = (uint64_t)latency_ms * 1000000,
-			     .eager = isatty(STDOUT_FILENO) };
+	uint64_t max_ns = (uint64_t)latency_ms * 1000000;
 	struct epoll_event e, evs[2];
+	struct output *o = p->out;
 	unsigned int rounds = 0;
 	int ep, ret, n, i;
 	bool stop = false;
@@ -85,12 +59,16 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 	if (busy) {
 		while (!stop) {
 			ret = tracemap_stream_consume(s);
-			if (ret == -EPIPE || p->stop)
+			if (ret == -EPIPE || p->stop) {
+				stop_taken(p);
 				return 0;
+			}
 			if (ret < 0)
 				goto fail;
-			if (flush_output(&f, ret))
+			if (out_due(o, max_ns)) {
+				stop_taken(p);
 				return 0;
+			}
 			if ((ret == 0 || ++rounds % BUSY_CHECK_EVERY == 0) && stop_requested(sfd))
 				stop = true;
 		}
@@ -112,10 +90,10 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 	}
 	/* the library paces the rounds (libtracemap-stream(3), wake-up policy) */
 	while (!stop) {
-		n = epoll_wait(ep, evs, 2, flush_timeout(&f));
+		n = epoll_wait(ep, evs, 2, out_timeout(o, max_ns));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n == 0 && flush_output(&f, 0))
+		if (n == 0 && out_due(o, max_ns))
 			stop = true;
 		if (n < 0) {
 			ret = -errno;
@@ -124,11 +102,13 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 		}
 		for (i = 0; i < n; i++) {
 			if (evs[i].data.fd == sfd) {
+				/* taken off the signalfd: only a second signal cuts the stop short */
+				stop_requested(sfd);
 				stop = true;
 				continue;
 			}
 			ret = tracemap_stream_consume(s);
-			if (ret == -EPIPE || p->stop || flush_output(&f, ret)) {
+			if (ret == -EPIPE || p->stop || out_due(o, max_ns)) {
 				stop = true;
 				continue;
 			}
@@ -139,21 +119,39 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 		}
 	}
 	close(ep);
+	stop_taken(p);
 	return 0;
 fail:
 	tool_err("reading the ring buffers failed: %s", strerror(-ret));
 	return -1;
 }
 
-void stream_final_drain(struct tracemap_stream *s, struct printer *p, uint64_t stopped)
+bool stream_final_drain(struct tracemap_stream *s, struct printer *p, uint64_t stop_ns)
 {
-	uint64_t end = stopped + DRAIN_NS;
+	struct output *o = p->out;
+	bool cut = false;
 	int ret;
 
-	p->until = end;
-	do {
+	/*
+	 * A slow reader of the output must not hold the stop up: one consume
+	 * call would otherwise deliver the whole backlog, each write waiting
+	 * for room. Events not taken by DRAIN_READ_MS stay in the buffers;
+	 * those taken but not written by DRAIN_WRITE_MS are counted lost.
+	 */
+	p->until = stop_ns + DRAIN_READ_MS * 1000000ULL;
+	o->deadline = stop_ns + DRAIN_WRITE_MS * 1000000ULL;
+	/* after a failed write nothing more is taken from the buffers */
+	while (!o->err && !p->stop) {
 		ret = tracemap_stream_consume(s);
-	} while (ret > 0 && now_ns() < end);
+		if (ret <= 0)
+			break;
+	}
+	cut = p->stop || (o->err && o->err != EPIPE);
+	/* a second signal: write nothing more */
+	if ((p->signalled || stop_requested(p->sfd)) && !o->err)
+		o->err = EINTR;
+	if (out_flush(o) && o->err != EPIPE)
+		cut = true;
 	p->until = 0;
-	fflush(stdout);
+	return cut;
 }

@@ -17,7 +17,6 @@
 #include "cmd-stream.h"
 
 #define STOP_CHECK_EVERY	4096			/* events per signal check in a round */
-#define DRAIN_CHECK_EVERY	256			/* events per clock check in the final drain */
 
 /*
  * The formatter for @inst's trace_clock: the library picks the time column
@@ -41,11 +40,12 @@ int printer_use_clock(struct printer *p, struct tracefs_instance *inst)
 	return 0;
 }
 
-void printer_init(struct printer *p, bool raw)
+void printer_init(struct printer *p, bool raw, struct output *out)
 {
 	memset(p, 0, sizeof(*p));
 	p->sfd = -1;
 	p->raw = raw;
+	p->out = out;
 }
 
 int printer_attach(struct printer *p, struct tracemap_stream *s, struct tracefs_instance *inst)
@@ -73,7 +73,7 @@ void printer_free(struct printer *p)
 }
 
 /* "[CPU] TS SIZE": no formatting library on this path */
-static void print_raw(const struct tracemap_event *ev)
+static int print_raw(struct printer *p, const struct tracemap_event *ev)
 {
 	char buf[64], *q = buf + sizeof(buf);
 	unsigned long long v;
@@ -98,10 +98,10 @@ static void print_raw(const struct tracemap_event *ev)
 		cpu /= 10;
 	}
 	*--q = '[';
-	fwrite(q, 1, buf + sizeof(buf) - q, stdout);
+	return out_put(p->out, q, buf + sizeof(buf) - q, true);
 }
 
-static void print_event(struct printer *p, const struct tracemap_event *ev)
+static int print_event(struct printer *p, const struct tracemap_event *ev)
 {
 	const char *line;
 	int n;
@@ -110,31 +110,36 @@ static void print_event(struct printer *p, const struct tracemap_event *ev)
 	tracemap_event_comm(p->stream, ev);
 	/* the line of trace-cmd report 3.1.6, from the library's one formatter */
 	n = tracemap_format_line(p->fmt, ev, &line);
-	if (n > 0)
-		fwrite(line, 1, n, stdout);
+	if (n <= 0)
+		return 0;
+	return out_put(p->out, line, n, true);
 }
 
 int printer_on_event(void *ctx, const struct tracemap_event *ev)
 {
 	struct printer *p = ctx;
 
-	if (p->raw)
-		print_raw(ev);
-	else
-		print_event(p, ev);
-	if (ferror(stdout))
+	/*
+	 * The final drain's bound: what is not taken stays in the buffers, what
+	 * was taken (this event, the held rest: tracemap_cpu_stats()) is lost.
+	 */
+	if (p->until && now_ns() >= p->until) {
+		p->stop = true;
+		p->out->unwritten++;
+		return -EINTR;
+	}
+	/* the output ended (closed, full disk, ...): stop delivering; the event is counted */
+	if (p->raw ? print_raw(p, ev) : print_event(p, ev))
 		return -EPIPE;
 	/* a reader far behind has long rounds: look for Ctrl-C inside them too */
 	if (++p->since_check >= STOP_CHECK_EVERY && p->sfd >= 0) {
 		p->since_check = 0;
 		if (stop_requested(p->sfd)) {
 			p->stop = true;
+			p->signalled = true;
 			return -EINTR;
 		}
 	}
-	/* the final drain ends on time, also in the middle of a long round */
-	if (p->until && !(p->since_check % DRAIN_CHECK_EVERY) && now_ns() >= p->until)
-		return -ETIME;
 	return 0;
 }
 
@@ -151,9 +156,13 @@ void printer_print_stats(const struct printer *p)
 
 int printer_on_lost(void *ctx, int cpu, long long lost)
 {
+	struct printer *p = ctx;
+	char line[64];
+	int n;
+
 	if (lost > 0)
-		printf("CPU:%d [%lld EVENTS DROPPED]\n", cpu, lost);
+		n = snprintf(line, sizeof(line), "CPU:%d [%lld EVENTS DROPPED]\n", cpu, lost);
 	else
-		printf("CPU:%d [EVENTS DROPPED]\n", cpu);
-	return ferror(stdout) ? -EPIPE : 0;
+		n = snprintf(line, sizeof(line), "CPU:%d [EVENTS DROPPED]\n", cpu);
+	return out_put(p->out, line, n, false) ? -EPIPE : 0;
 }

@@ -82,10 +82,29 @@ void tool_set_lib_print(bool verbose);
 int tool_dump(const char *instance, const char *cpumask, const char *path, uint64_t trigger_ns,
 	      const char *what, FILE *to);
 
+/*
+ * state.c: what a stream changes, written down first (one file per stream
+ * in $TRACEMAP_STATE_DIR, default /run/tracemap) so that a later run can put
+ * back what a killed one left. -1 after a message.
+ */
+int state_begin(const char *tfs, const char *instance, bool private);
+/* Add a line (buffer_percent=V, event=SYS:EV) and sync; NULL @key: sync only. */
+int state_note(const char *key, const char *value);
+/* The stream put everything back: remove its file. */
+void state_end(void);
+/*
+ * Files of streams that ended without putting things back: with @act put
+ * back what they name (and say so), else say to run 'tracemap reset'.
+ * Returns how many were found; @failed (may be NULL) counts those that could
+ * not be put back.
+ */
+int state_repair(bool act, int *failed);
+
 int cmd_stream(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_flight(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_reset(int argc, char **argv);
 
 #endif /* _TRACEMAP_TOOL_H */

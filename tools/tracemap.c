@@ -32,6 +32,7 @@ static const char usage_text[] =
 "       tracemap stat [-B instance | --top]\n"
 "       tracemap view [-B instance] [-e system[:event]]... [-b kb]\n"
 "                     [--follow MS] [--kernelshark PATH]\n"
+"       tracemap reset\n"
 "       tracemap --help | --version\n"
 "\n"
 "Read the ftrace ring buffers of an instance through their memory mapping\n"
@@ -117,6 +118,10 @@ static const char usage_text[] =
 "  -b kb                the instance's buffer size per CPU (KiB) meanwhile\n"
 "  --follow MS          refresh every MS milliseconds from the start\n"
 "  --kernelshark PATH   the KernelShark program (default: kernelshark)\n"
+"\n"
+"reset: put back what a tracemap stream that was killed (SIGKILL, a crash)\n"
+"left: its private instance, the events it enabled, buffer_percent. A\n"
+"stream does this itself when it starts; stat only says so.\n"
 "\n"
 "  -h, --help           this text (also after any command)\n"
 "  --version            the version of tracemap\n"
@@ -319,7 +324,9 @@ int main(int argc, char **argv)
 		return cmd_flight(argc - 1, argv + 1);
 	if (!strcmp(cmd, "view"))
 		return cmd_view(argc - 1, argv + 1);
-	tool_err("unknown command '%s': use stream, snapshot, flight, stat or view (tracemap --help)",
-		 cmd);
+	if (!strcmp(cmd, "reset"))
+		return cmd_reset(argc - 1, argv + 1);
+	tool_err("unknown command '%s': use stream, snapshot, flight, stat, view or reset "
+		 "(tracemap --help)", cmd);
 	return 1;
 }

@@ -1,4 +1,4 @@
-# trace-cmd plugin: libtracemap-tracecmd.so (the nine tracefs_cpu_* calls of
+# trace-cmd plugin: libtracemap-tracecmd.so (the tracefs_cpu_* calls of
 # trace-cmd's recorder, served from the mapping) and the trace-cmd-mmap
 # launcher. The plugin carries libtracemap (PIC archive) inside and does not
 # link libtracefs: it finds the real functions with dlsym(RTLD_NEXT).

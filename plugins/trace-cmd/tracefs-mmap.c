@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * libtracemap-tracecmd.so: the nine libtracefs tracefs_cpu_* calls of
- * trace-cmd's recorder (lib/trace-cmd/trace-recorder.c) served from the
- * ring-buffer mapping through libtracemap. Preloaded by trace-cmd-mmap(1).
+ * libtracemap-tracecmd.so: the libtracefs tracefs_cpu_* calls of trace-cmd's
+ * recorder (lib/trace-cmd/trace-recorder.c) served from the ring-buffer
+ * mapping through libtracemap. Preloaded by trace-cmd-mmap(1). All twelve
+ * tracefs_cpu_* entry points of libtracefs 1.6 are covered, since a host
+ * may hand a plugin object to any of them; at load the plugin checks that
+ * the host and its libtracefs call nothing else on such objects, and steps
+ * aside with a message otherwise.
  *
  * The host's convention is kept, not the house one: these functions return
  * what libtracefs 1.6.4 returns (NULL/-1 with errno, 0 for "nothing"), see
@@ -28,6 +32,8 @@
  * without signal handlers.
  */
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -52,7 +58,7 @@
 #define OPTS_ENV	"TRACEMAP_TRACECMD"
 #define MSG_PREFIX	"trace-cmd-mmap: "
 
-/* the nine symbols trace-cmd imports; everything else stays hidden */
+/* the tracefs_cpu_* symbols; everything else stays hidden */
 #define EXPORT		__attribute__((visibility("default")))
 
 #define TCM_MAGIC	0x746d6d70u	/* "tmmp" */
@@ -83,6 +89,9 @@ static struct {
 	typeof(tracefs_cpu_pipe) *pipe;
 	typeof(tracefs_cpu_flush_write) *flush_write;
 	typeof(tracefs_cpu_stop) *stop;
+	typeof(tracefs_cpu_free_fd) *free_fd;
+	typeof(tracefs_cpu_flush) *flush;
+	typeof(tracefs_cpu_buffered_read) *buffered_read;
 	typeof(tracefs_instance_get_name) *get_name;
 	typeof(tracefs_instance_get_trace_dir) *get_trace_dir;
 	typeof(tracefs_tracing_dir) *tracing_dir;
@@ -211,6 +220,151 @@ static void lib_print(void *ctx, enum tracemap_log_level level, const char *msg)
 		say("libtracemap: %s", msg);
 }
 
+/* ------------------------------------------------------------ the host */
+
+/* Every tracefs_cpu_* function of libtracefs 1.6.4; the plugin exports each. */
+static const char *const covered[] = {
+	"tracefs_cpu_open", "tracefs_cpu_alloc_fd", "tracefs_cpu_close", "tracefs_cpu_free_fd",
+	"tracefs_cpu_read_size", "tracefs_cpu_read", "tracefs_cpu_buffered_read",
+	"tracefs_cpu_write", "tracefs_cpu_stop", "tracefs_cpu_flush", "tracefs_cpu_flush_write",
+	"tracefs_cpu_pipe",
+};
+
+static bool is_covered(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(covered) / sizeof(covered[0]); i++)
+		if (!strcmp(name, covered[i]))
+			return true;
+	return false;
+}
+
+/* What the scan of the loaded objects found. */
+struct host_scan {
+	const void *self;		/* load address of this plugin */
+	const void *tracefs;		/* of the libtracefs the real functions come from */
+	bool imports_open;		/* some object calls tracefs_cpu_open() */
+	char unknown[128];		/* a tracefs_cpu_* name the plugin does not serve */
+	char unknown_in[256];		/* the object that imports or defines it */
+};
+
+/* A dynamic-section address: glibc relocates them in place, but not on every arch. */
+static const void *dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) p)
+{
+	return (const void *)(p < info->dlpi_addr ? p + info->dlpi_addr : p);
+}
+
+/* Symbols in the dynamic symbol table, from DT_HASH or DT_GNU_HASH. */
+static size_t dynsym_count(const struct dl_phdr_info *info, const ElfW(Dyn) *dyn)
+{
+	const uint32_t *hash = NULL, *gnu = NULL, *buckets, *chain;
+	uint32_t nbuckets, symoff, bloom, i, last = 0;
+
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_HASH)
+			hash = dyn_ptr(info, dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_GNU_HASH)
+			gnu = dyn_ptr(info, dyn->d_un.d_ptr);
+	}
+	if (hash)
+		return hash[1];	/* nchain */
+	if (!gnu)
+		return 0;
+	nbuckets = gnu[0];
+	symoff = gnu[1];
+	bloom = gnu[2];
+	buckets = gnu + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
+	chain = buckets + nbuckets;
+	for (i = 0; i < nbuckets; i++)
+		if (buckets[i] > last)
+			last = buckets[i];
+	if (last < symoff)
+		return symoff;
+	while (!(chain[last - symoff] & 1))
+		last++;
+	return last + 1;
+}
+
+static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	const ElfW(Dyn) *dyn = NULL, *d;
+	const ElfW(Sym) *sym = NULL;
+	struct host_scan *h = arg;
+	const char *str = NULL;
+	const void *base = (const void *)info->dlpi_addr;
+	size_t i, n;
+	bool lib;
+
+	if (base == h->self)
+		return 0;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	if (!dyn)
+		return 0;
+	for (d = dyn; d->d_tag != DT_NULL; d++) {
+		if (d->d_tag == DT_SYMTAB)
+			sym = dyn_ptr(info, d->d_un.d_ptr);
+		else if (d->d_tag == DT_STRTAB)
+			str = dyn_ptr(info, d->d_un.d_ptr);
+	}
+	if (!sym || !str)
+		return 0;
+	lib = h->tracefs && base == h->tracefs;
+	n = dynsym_count(info, dyn);
+	for (i = 0; i < n; i++) {
+		const char *name = str + sym[i].st_name;
+		bool undef = sym[i].st_shndx == SHN_UNDEF;
+
+		if (strncmp(name, "tracefs_cpu_", 12))
+			continue;
+		/* the host's calls, and what its libtracefs offers */
+		if (undef && !lib && !strcmp(name, "tracefs_cpu_open"))
+			h->imports_open = true;
+		if ((undef != lib) && !is_covered(name) && !h->unknown[0]) {
+			snprintf(h->unknown, sizeof(h->unknown), "%s", name);
+			snprintf(h->unknown_in, sizeof(h->unknown_in), "%s",
+				 info->dlpi_name && *info->dlpi_name ? info->dlpi_name :
+				 "the program");
+		}
+	}
+	return 0;
+}
+
+/*
+ * A host the plugin supports: it (or a library of it, libtracecmd for
+ * trace-cmd) opens ring buffers with tracefs_cpu_open(), and neither it nor
+ * its libtracefs has a tracefs_cpu_* function the plugin does not serve,
+ * which would get a plugin object it cannot handle. Otherwise say why and
+ * let every call through to libtracefs.
+ */
+static void check_host(void)
+{
+	struct host_scan h = { 0 };
+	Dl_info info;
+
+	if (dladdr((void *)check_host, &info))
+		h.self = info.dli_fbase;
+	h.tracefs = real.base;
+	if (!real.open) {
+		say("no libtracefs in this program (tracefs_cpu_open not found): stepping aside");
+		opt.disabled = true;
+		return;
+	}
+	dl_iterate_phdr(scan_object, &h);
+	if (h.unknown[0]) {
+		say("%s has %s, which this plugin (written for libtracefs 1.6) does not serve: "
+		    "stepping aside, the ring buffers are read by libtracefs", h.unknown_in,
+		    h.unknown);
+		opt.disabled = true;
+	} else if (!h.imports_open) {
+		say("this program does not open ring buffers with tracefs_cpu_open() (not a "
+		    "trace-cmd 3.x recorder): the plugin has nothing to do");
+		opt.disabled = true;
+	}
+}
+
 /* ------------------------------------------------------------ set-up */
 
 static void parse_options(const char *s)
@@ -330,6 +484,9 @@ static void __attribute__((constructor)) tcm_init(void)
 	RESOLVE(pipe, tracefs_cpu_pipe);
 	RESOLVE(flush_write, tracefs_cpu_flush_write);
 	RESOLVE(stop, tracefs_cpu_stop);
+	RESOLVE(free_fd, tracefs_cpu_free_fd);
+	RESOLVE(flush, tracefs_cpu_flush);
+	RESOLVE(buffered_read, tracefs_cpu_buffered_read);
 	RESOLVE(get_name, tracefs_instance_get_name);
 	RESOLVE(get_trace_dir, tracefs_instance_get_trace_dir);
 	RESOLVE(tracing_dir, tracefs_tracing_dir);
@@ -337,6 +494,8 @@ static void __attribute__((constructor)) tcm_init(void)
 		real.base = info.dli_fbase;
 
 	tracemap_set_print(lib_print, NULL);
+	if (!opt.disabled)
+		check_host();
 
 	if (opt.snapshot) {
 		read_subcommand(sub, sizeof(sub));
@@ -512,13 +671,18 @@ static void print_stats(struct tcm *t)
 	    (unsigned long long)s.kernel_entries, (unsigned long long)s.kernel_overrun);
 }
 
-EXPORT void tracefs_cpu_close(struct tracefs_cpu *tcpu)
+/*
+ * Both ends of an object: a plugin object's fd belongs to its reader, never
+ * to the caller, so close and free_fd release it alike; any other object
+ * goes to @real_fn.
+ */
+static void release(struct tracefs_cpu *tcpu, void (*real_fn)(struct tracefs_cpu *))
 {
 	struct tcm *t = lookup(tcpu);
 
 	if (!t) {
-		if (tcpu && real.close)
-			real.close(tcpu);
+		if (tcpu && real_fn)
+			real_fn(tcpu);
 		return;
 	}
 	if (is_dead(t))
@@ -526,6 +690,21 @@ EXPORT void tracefs_cpu_close(struct tracefs_cpu *tcpu)
 	if (opt.stats)
 		print_stats(t);
 	release_tcm(t);
+}
+
+EXPORT void tracefs_cpu_close(struct tracefs_cpu *tcpu)
+{
+	release(tcpu, real.close);
+}
+
+/*
+ * libtracefs frees the object and leaves the fd it was given open. A plugin
+ * object was made by tracefs_cpu_open(), which gave the caller no fd: free
+ * it the way tracefs_cpu_close() does (libtracefs would free our memory).
+ */
+EXPORT void tracefs_cpu_free_fd(struct tracefs_cpu *tcpu)
+{
+	release(tcpu, real.free_fd);
 }
 
 EXPORT int tracefs_cpu_read_size(struct tracefs_cpu *tcpu)
@@ -771,17 +950,58 @@ EXPORT int tracefs_cpu_pipe(struct tracefs_cpu *tcpu, int wfd, bool nonblock)
 	return transfer(t, wfd, NULL, nonblock);
 }
 
-EXPORT int tracefs_cpu_read(struct tracefs_cpu *tcpu, void *buffer, bool nonblock)
+/* One page into @buffer for read and buffered_read; other objects go to @real_fn. */
+static int read_into(struct tracefs_cpu *tcpu, void *buffer, bool nonblock,
+		     int (*real_fn)(struct tracefs_cpu *, void *, bool))
 {
 	struct tcm *t = lookup(tcpu);
 
 	if (!t)
-		return real.read ? real.read(tcpu, buffer, nonblock) : -1;
+		return real_fn ? real_fn(tcpu, buffer, nonblock) : -1;
 	if (!buffer) {
 		errno = EINVAL;
 		return -1;
 	}
 	return transfer(t, -1, buffer, nonblock);
+}
+
+EXPORT int tracefs_cpu_read(struct tracefs_cpu *tcpu, void *buffer, bool nonblock)
+{
+	return read_into(tcpu, buffer, nonblock, real.read);
+}
+
+/* libtracefs: whole pages through a pipe; here the same pages read hands out */
+EXPORT int tracefs_cpu_buffered_read(struct tracefs_cpu *tcpu, void *buffer, bool nonblock)
+{
+	return read_into(tcpu, buffer, nonblock, real.buffered_read);
+}
+
+/*
+ * What is left, without waiting: one page per call, a partial one
+ * included, 0 when nothing is left (libtracefs returns the bytes read).
+ */
+EXPORT int tracefs_cpu_flush(struct tracefs_cpu *tcpu, void *buffer)
+{
+	struct tcm *t = lookup(tcpu);
+	int n, e = errno;
+
+	if (!t)
+		return real.flush ? real.flush(tcpu, buffer) : -1;
+	if (!buffer) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (is_dead(t))
+		return 0;
+	set_busy(t, 1);
+	n = produce(t, buffer, 1, true);
+	set_busy(t, 0);
+	if (n < 0)
+		return -1;
+	t->st.pages += n;
+	t->st.bytes += n * t->subbuf;
+	errno = e;
+	return n * t->subbuf;
 }
 
 /* Async-signal-safe: SIGUSR1/SIGALRM handlers of trace-cmd's recorders. */

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -122,6 +124,60 @@ static void test_invalid(void **state)
 		       HINTS("sizeof(struct tracemap_cpu_opts)"));
 }
 
+/* A name no instance can have: no mkdir advice that cannot work */
+static void test_long_instance_name(void **state)
+{
+	char name[301];
+
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	expect_failure(name, 0, TRACEMAP_MODE_CONSUME, 0, NULL, SZ, ENAMETOOLONG,
+		       HINTS("300 bytes", "at most 255"));
+	assert_null(strstr(msgs.last, "mkdir"));
+}
+
+/*
+ * As a user who may not read tracefs, an existing instance is a permission
+ * problem, not a missing one: EACCES and a message that says run as root.
+ */
+static void test_no_permission(void **state)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct tracemap_cpu_opts o = { .sz = sizeof(o) };
+		struct tracemap_cpu *c;
+
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(3);
+		memset(&msgs, 0, sizeof(msgs));
+		errno = 0;
+		c = tracemap_cpu_open(inst, 0, &o);
+		if (c)
+			_exit(4);
+		if (errno != EACCES) {
+			printf("errno %d (%s), expected EACCES\n", errno, strerror(errno));
+			_exit(5);
+		}
+		if (msgs.n != 1 || !strstr(msgs.last, "permission") || !strstr(msgs.last, "root") ||
+		    strstr(msgs.last, "mkdir") || strstr(msgs.last, "not mounted")) {
+			printf("%u messages, last \"%s\"\n", msgs.n, msgs.last);
+			_exit(6);
+		}
+		/* the top level: the same */
+		errno = 0;
+		if (tracemap_cpu_open(NULL, 0, &o) || errno != EACCES)
+			_exit(7);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* The checks above can pass: the same arguments with the errors removed open. */
 static void test_valid_is_silent(void **state)
 {
@@ -217,6 +273,8 @@ int main(void)
 		cmocka_unit_test(test_unknown_instance),
 		cmocka_unit_test(test_absent_cpu),
 		cmocka_unit_test(test_invalid),
+		cmocka_unit_test(test_long_instance_name),
+		cmocka_unit_test(test_no_permission),
 		cmocka_unit_test(test_valid_is_silent),
 		cmocka_unit_test(test_opts_size),
 		cmocka_unit_test(test_null_getters),

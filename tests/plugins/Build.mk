@@ -8,6 +8,8 @@ TCT_KSHARK	:= $(TCT_DIR)/tc-kshark-count
 TCT_CONTRACT	:= $(TCT_DIR)/tc-contract
 TCT_KSLIVE	:= $(TCT_DIR)/ks-live
 TCT_FIFO_FEED	:= $(TCT_DIR)/tc-fifo-feed
+TCT_HOST	:= $(TCT_DIR)/tc-host
+TCT_STANDIN	:= $(TCT_DIR)/libtc-standin-tracefs.so
 
 # libkshark.h includes <json-c/json.h> (libjson-c-dev); -isystem quiets its own warnings
 KSHARK_CFLAGS	:= -isystem /usr/include/kernelshark $(TFS_CFLAGS) $(TEP_CFLAGS)
@@ -39,7 +41,19 @@ $(TCT_CONTRACT): tests/plugins/tc-contract.c
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TFS_CFLAGS) $(TEP_CFLAGS) -o $@ $< \
 		$(TFS_LIBS) $(TEP_LIBS) -lpthread
 
-CHECK_TARGETS	+= $(TCT_MARKERS) $(TCT_CONTRACT) $(TCT_FIFO_FEED)
+# stand-ins for the plugin's host check (tc-host.sh): a libtracefs program that
+# reads no ring buffer, and a libtracefs with a function the plugin does not serve
+$(TCT_HOST): tests/plugins/tc-host.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TFS_CFLAGS) -o $@ $< $(TFS_LIBS)
+
+$(TCT_STANDIN): tests/plugins/tc-standin-tracefs.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
+
+CHECK_TARGETS	+= $(TCT_MARKERS) $(TCT_CONTRACT) $(TCT_FIFO_FEED) $(TCT_HOST) $(TCT_STANDIN)
 ifneq ($(wildcard /usr/include/kernelshark/libkshark.h),)
 CHECK_TARGETS	+= $(TCT_KSHARK) $(TCT_KSLIVE)
 endif

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * tc-contract: the libtracefs contract of the nine tracefs_cpu_* calls, as
- * trace-cmd's recorder relies on it, checked against libtracemap-tracecmd.so.
+ * tc-contract: the libtracefs contract of the tracefs_cpu_* calls, as
+ * trace-cmd's recorder relies on it (and of the three it does not make),
+ * checked against libtracemap-tracecmd.so.
  * Linked with libtracefs; run with the plugin in LD_PRELOAD (tc-contract.sh):
  *
  *   tc-contract INSTANCE
@@ -108,6 +109,16 @@ static int count_markers(int fd, long *size)
 		if (!memcmp(buf + i, "seq=", 4))
 			n++;
 	free(buf);
+	return n;
+}
+
+/* Markers in the first @len bytes of @page */
+static int page_markers(const char *page, int len)
+{
+	int i, n = 0;
+
+	for (i = 0; i + 4 <= len; i++)
+		n += !memcmp(page + i, "seq=", 4);
 	return n;
 }
 
@@ -324,6 +335,32 @@ int main(int argc, char **argv)
 	ret = tracefs_cpu_flush_write(u, out);
 	CHECK(ret == getpagesize(), "non-blocking object: flush_write hands out the held page");
 	tracefs_cpu_close(u);
+
+	/*
+	 * The three calls trace-cmd 3.1.6 does not make, on a plugin object:
+	 * libtracefs would read the plugin's memory as its own (flush returned
+	 * -1, free_fd freed it twice)
+	 */
+	u = tracefs_cpu_open(inst, 0, true);
+	ret = tracefs_cpu_buffered_read(u, page, true);
+	CHECK(ret == 0, "buffered_read with nothing returns 0 (%d)", ret);
+	markers(600, 20);
+	/* complete pages (the rest of the kernel's page the tests above left), then 0 */
+	n = 0;
+	for (calls = 0; calls < 8 && (ret = tracefs_cpu_buffered_read(u, page, true)) > 0; calls++)
+		n += page_markers(page, ret);
+	CHECK(ret == 0 && calls < 8, "buffered_read: %d whole pages, then 0", calls);
+	/* what is left: one partial page, then 0 */
+	ret = tracefs_cpu_flush(u, page);
+	odd = ret;
+	n += page_markers(page, ret);
+	ret = tracefs_cpu_flush(u, page);
+	CHECK(odd == getpagesize() && ret == 0 && n == 20, "flush hands out the partial page "
+	      "(%d bytes) then 0 (%d): %d of 20 markers in all", odd, ret, n);
+	CHECK(tracefs_cpu_flush(u, NULL) == -1 && errno == EINVAL, "flush(NULL buffer): EINVAL");
+	tracefs_cpu_free_fd(u);
+	CHECK(mapped() == 0, "free_fd releases a plugin object (unmapped, no double free)");
+	tracefs_cpu_free_fd(NULL);
 
 	/* alloc_fd wraps a socket: the real libtracefs serves it */
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))

@@ -1,8 +1,9 @@
 #!/bin/sh
 # timeout: 60
-# The libtracefs contract of the nine tracefs_cpu_* calls (EINTR, 0 for
-# nothing, stop, flush_write from a handler, one page per flush, pass-through
-# of alloc_fd and of libtracefs' own calls), checked by tc-contract with the
+# The libtracefs contract of the tracefs_cpu_* calls (EINTR, 0 for
+# nothing, stop, flush_write from a handler, one page per flush, flush,
+# buffered_read and free_fd on plugin objects, pass-through of alloc_fd and
+# of libtracefs' own calls), checked by tc-contract with the
 # plugin preloaded.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/tc-common.shlib"

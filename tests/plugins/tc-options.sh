@@ -32,6 +32,12 @@ expect_refused --bogus record
 expect_refused --mode=snapshot record -e sched
 expect_refused --mode=sideways extract
 expect_refused --max-age-ms=soon record
+# out of the plugin's range: refused by the launcher, not blamed on TRACEMAP_TRACECMD
+for v in 2147483648 99999999999; do
+	expect_refused --max-age-ms "$v" record
+	grep -q "out of range" bad.out && ! grep -q TRACEMAP_TRACECMD bad.out ||
+		{ cat bad.out; tl_fail "--max-age-ms $v: no range message from the launcher"; }
+done
 expect_refused --trace-cmd=/nonexistent/trace-cmd record
 TRACEMAP_TRACECMD=mode=snapshot expect_refused stream
 tl_log "bad command lines refused"

@@ -5,6 +5,7 @@
  * copy (tm_subbuf_copy), on pages encoded like the kernel's.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -391,6 +392,34 @@ static void test_write_errors(void **state)
 	assert_int_equal(tracemap_region_write_subbuf(&r, dst, 4095), -EINVAL);
 	assert_int_equal(tracemap_region_write_subbuf(NULL, dst, 4096), -EINVAL);
 	assert_int_equal(tracemap_region_write_subbuf(&r, NULL, 4096), -EINVAL);
+	/* records past the end of the sub-buffer, though no longer than a page */
+	r.start = UINT_MAX - 10;
+	r.end = UINT_MAX - 5;
+	assert_int_equal(tracemap_region_write_subbuf(&r, dst, sizeof(dst)), -EINVAL);
+	r.start = 4000;
+	r.end = 4100;
+	assert_int_equal(tracemap_region_write_subbuf(&r, dst, sizeof(dst)), -EINVAL);
+	assert_int_equal(tm_subbuf_write(dst, 4096, src + 16, 4080, 4081, 0, 0), -EINVAL);
+	/* records but no data, a sub-buffer without room for its header, a lost count below -1 */
+	r.start = 0;
+	r.end = 8;
+	r.data = NULL;
+	assert_int_equal(tracemap_region_write_subbuf(&r, dst, sizeof(dst)), -EINVAL);
+	r.data = src + 16;
+	r.subbuf_size = 8;
+	assert_int_equal(tracemap_region_write_subbuf(&r, dst, sizeof(dst)), -EINVAL);
+	r.subbuf_size = sizeof(src);
+	r.lost = -2;
+	assert_int_equal(tracemap_region_write_subbuf(&r, dst, sizeof(dst)), -EINVAL);
+	r.lost = 0;
+	/* a gap with nothing after it: no data, no records, an empty page with the flag */
+	r.data = NULL;
+	r.start = r.end = 0;
+	r.lost = TRACEMAP_LOST_UNKNOWN;
+	assert_int_equal(tracemap_region_write_subbuf(&r, dst, sizeof(dst)), 4096);
+	assert_int_equal(commit_of(dst) & (1u << 31), 1u << 31);
+	r.data = src + 16;
+	r.lost = 0;
 	/* an empty region is a valid empty page */
 	r.end = 8;
 	r.start = 8;

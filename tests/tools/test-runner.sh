@@ -1,0 +1,72 @@
+#!/bin/sh
+# timeout: 60
+# tests/run-tests.sh itself: a test that fails once and then passes fails the
+# run unless its source is marked timing-sensitive with a reason; the mark is
+# refused on a test that checks exact counts; a run that adds a kernel warning
+# to dmesg fails even when the test passed.
+. "$(dirname "$0")/../lib.sh"
+RUNNER=$PWD/tests/run-tests.sh
+[ -f "$RUNNER" ] || tl_fail "no $RUNNER"
+cd "$TL_TMP" || exit 1
+# spelled in two parts so that this script itself carries no mark
+MARK="timing-""sensitive:"
+
+# a test that fails on its first run and passes on the second
+once() {
+	cat > "$1" <<EOS
+#!/bin/sh
+# $2
+[ -f "\$0.ran" ] && exit 0
+touch "\$0.ran"
+echo "first run fails"
+exit 1
+EOS
+	chmod +x "$1"
+}
+
+runner() {
+	TEST_LOGDIR=$TL_TMP/logs DMESG_CHECK=0 sh "$RUNNER" "$@" > out.txt 2>&1
+}
+
+once plain.sh "no mark"
+runner ./plain.sh && { cat out.txt; tl_fail "a test that failed once passed the run"; }
+grep -q "FAIL  ./plain.sh.*passed when run again: a failure all the same" out.txt ||
+	{ cat out.txt; tl_fail "the once-failing test is not reported as failed"; }
+
+once marked.sh "$MARK the writer is paced against the wall clock"
+runner ./marked.sh || { cat out.txt; tl_fail "a marked test that passed again failed the run"; }
+grep -q "FLAKY ./marked.sh.*the writer is paced against the wall clock" out.txt ||
+	{ cat out.txt; tl_fail "the marked test is not listed as flaky with its reason"; }
+
+once empty.sh "$MARK"
+runner ./empty.sh && { cat out.txt; tl_fail "a mark without a reason was accepted"; }
+
+once exact.sh "$MARK load; checks with tc_expect_seqs"
+runner ./exact.sh && { cat out.txt; tl_fail "an exact-count test carried the mark and passed"; }
+grep -q "checks exact counts" out.txt || { cat out.txt; tl_fail "no word on the refused mark"; }
+
+printf '#!/bin/sh\nexit 0\n' > ok.sh
+chmod +x ok.sh
+runner ./ok.sh || { cat out.txt; tl_fail "a passing test failed the run"; }
+
+# a kernel log line during the run fails it; a private pattern keeps the
+# line from looking like a warning to anyone else's runner
+if [ "$(id -u)" -eq 0 ] && [ -w /dev/kmsg ] && dmesg > /dev/null 2>&1; then
+	tag="tmrunner-$$-$(date +%s%N)"
+	cat > kwarn.sh <<EOS
+#!/bin/sh
+echo "$tag kernel-warning stand-in" > /dev/kmsg
+exit 0
+EOS
+	chmod +x kwarn.sh
+	TEST_LOGDIR=$TL_TMP/logs TEST_DMESG_PATTERN="$tag" sh "$RUNNER" ./kwarn.sh > out.txt 2>&1 &&
+		{ cat out.txt; tl_fail "a run that added a kernel log line of the pattern passed"; }
+	grep -q "the kernel logged a warning" out.txt && grep -q "$tag" out.txt ||
+		{ cat out.txt; tl_fail "the kernel line is not shown"; }
+	# the same line, already in the log before the run, is not the run's
+	TEST_LOGDIR=$TL_TMP/logs TEST_DMESG_PATTERN="$tag" sh "$RUNNER" ./ok.sh > out.txt 2>&1 ||
+		{ cat out.txt; tl_fail "an older kernel line failed a later run"; }
+else
+	tl_log "not root or no /dev/kmsg: the dmesg check is not exercised"
+fi
+echo "runner: all checks passed"

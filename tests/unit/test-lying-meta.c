@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * The consuming reader over a synthetic mapping (tm_cpu_open_memory()) whose
+ * meta page lies: lost counts that no meta page can produce stay "unknown"
+ * instead of wrapping to negative numbers (found by fuzz-reader: a flagged
+ * page with no stored count and an overrun of 2^63 + 5 gave lost = -32513,
+ * a region the page writer then refused), a stored count above overrun is
+ * not taken for a reset (the same page again, forever), and reader ids and
+ * positions out of range are refused with EPROTO. No kernel needed.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "sbuf-encode.h"
+#include "tracemap-local.h"
+
+#define SBS	256
+#define NR	3
+
+static struct {
+	struct trace_buffer_meta meta;
+	unsigned char subbufs[NR][SBS];
+} map;
+
+static int get_reader(void *ctx)
+{
+	return 0;
+}
+
+static void quiet(void *ctx, enum tracemap_log_level level, const char *msg)
+{
+}
+
+/* Page 1 the reader page, @n events on it, flagged MISSED without a stored count. */
+static void lay_out(unsigned int n, uint64_t overrun)
+{
+	struct sbe e;
+	unsigned int i;
+
+	memset(&map, 0, sizeof(map));
+	sbe_init(&e, map.subbufs[1], SBS, 1000);
+	for (i = 0; i < n; i++)
+		assert_true(sbe_event(&e, 1000 + i, NULL, 8, 0) >= 0);
+	e.commit = e.off;
+	sbe_finish(&e, -1);
+	map.meta.meta_page_size = sizeof(map.meta);
+	map.meta.meta_struct_len = sizeof(map.meta);
+	map.meta.subbuf_size = SBS;
+	map.meta.nr_subbufs = NR;
+	map.meta.reader.id = 1;
+	map.meta.reader.read = e.commit;
+	map.meta.entries = n;
+	map.meta.read = n;
+	map.meta.overrun = overrun;
+	sbe_release(&e);
+}
+
+static void test_overrun_too_big(void **state)
+{
+	static const uint64_t lies[] = { (1ULL << 63) + 5, UINT64_MAX, (1ULL << 63) };
+	struct tracemap_region r;
+	struct tracemap_cpu *c;
+	unsigned char page[SBS];
+	unsigned int i;
+
+	tracemap_set_print(quiet, NULL);
+	for (i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
+		lay_out(4, 0);
+		c = tm_cpu_open_memory(TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR,
+				       get_reader, NULL);
+		assert_non_null(c);
+		/* reader opened at read == 4: the page is handed out again after a "reset" */
+		map.meta.reader.id = 2;
+		map.meta.overrun = lies[i];
+		memcpy(map.subbufs[2], map.subbufs[1], SBS);
+		assert_int_equal(tracemap_cpu_read_region(c, &r), 1);
+		if (r.lost != TRACEMAP_LOST_UNKNOWN)
+			fail_msg("overrun %llu: lost %lld, expected unknown",
+				 (unsigned long long)lies[i], r.lost);
+		assert_int_equal(tracemap_region_write_subbuf(&r, page, sizeof(page)), SBS);
+		tracemap_cpu_close(c);
+	}
+	/* a count that fits is taken as it is */
+	lay_out(4, 0);
+	c = tm_cpu_open_memory(TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
+			       NULL);
+	assert_non_null(c);
+	map.meta.reader.id = 2;
+	map.meta.overrun = 77;
+	memcpy(map.subbufs[2], map.subbufs[1], SBS);
+	assert_int_equal(tracemap_cpu_read_region(c, &r), 1);
+	assert_int_equal(r.lost, 77);
+	tracemap_cpu_close(c);
+	tracemap_set_print(NULL, NULL);
+}
+
+/*
+ * A stored lost count larger than the kernel's overrun counter (which it
+ * never is: the kernel stores what overrun grew by) must not look like a
+ * buffer reset on the next call, which handed the same page out again and
+ * again (fuzz-reader: a call that never returned).
+ */
+static void test_stored_count_lies(void **state)
+{
+	struct tracemap_event ev;
+	struct tracemap_cpu *c;
+	unsigned int calls, events = 0;
+	long long stored = 1000;
+	struct sbe e;
+	int ret;
+
+	tracemap_set_print(quiet, NULL);
+	lay_out(4, 0);
+	c = tm_cpu_open_memory(TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
+			       NULL);
+	assert_non_null(c);
+	/* page 2: 4 events, MISSED|STORED with 1000, while overrun says 5 */
+	sbe_init(&e, map.subbufs[2], SBS, 2000);
+	for (calls = 0; calls < 4; calls++)
+		assert_true(sbe_event(&e, 2000 + calls, NULL, 8, 0) >= 0);
+	e.commit = e.off;
+	sbe_finish(&e, stored);
+	assert_int_equal(e.missed_stored, 1);
+	map.meta.reader.id = 2;
+	map.meta.reader.read = e.commit;
+	map.meta.overrun = 5;
+	map.meta.entries = 8;
+	map.meta.read = 8;
+	sbe_release(&e);
+	for (calls = 0; calls < 100; calls++) {
+		ret = tracemap_cpu_next_event(c, &ev);
+		assert_true(ret >= 0);
+		if (!ret)
+			break;
+		events++;
+	}
+	/* each event once, then nothing new */
+	assert_int_equal(events, 4);
+	assert_int_equal(tracemap_cpu_next_event(c, &ev), 0);
+	tracemap_cpu_close(c);
+	tracemap_set_print(NULL, NULL);
+}
+
+static void test_out_of_range(void **state)
+{
+	struct tracemap_region r;
+	struct tracemap_cpu *c;
+
+	tracemap_set_print(quiet, NULL);
+	lay_out(2, 0);
+	c = tm_cpu_open_memory(TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
+			       NULL);
+	assert_non_null(c);
+	map.meta.reader.id = NR;
+	assert_int_equal(tracemap_cpu_read_region(c, &r), -EPROTO);
+	map.meta.reader.id = 1;
+	map.meta.reader.read = SBS;
+	assert_int_equal(tracemap_cpu_read_region(c, &r), -EPROTO);
+	tracemap_cpu_close(c);
+	tracemap_set_print(NULL, NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_overrun_too_big),
+		cmocka_unit_test(test_stored_count_lies),
+		cmocka_unit_test(test_out_of_range),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
+}
