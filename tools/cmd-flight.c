@@ -43,11 +43,7 @@
 #define FOLLOW_LATENCY_MS	50
 
 struct flight_opts {
-	const char *instance;	/* -B */
-	char **specs;		/* -e, and the -T event */
-	int nr_specs;
-	int buffer_kb;		/* -b; 0: leave as it is */
-	const char *cpumask;	/* -M */
+	struct tool_buffer buf;	/* -B, -e (and the -T event), -b, -M */
 	const char *output;	/* -o */
 	const char *marker;	/* --marker */
 	const char *tevent;	/* -T system:event */
@@ -197,7 +193,7 @@ static void dump_now(struct recorder *r, uint64_t trigger_ns, const char *what)
 	char path[PATH_MAX];
 
 	if (next_path(r, path, sizeof(path)) ||
-	    tool_dump(r->iname, r->o->cpumask, path, trigger_ns, what, stdout)) {
+	    tool_dump(r->iname, r->o->buf.cpumask, path, trigger_ns, what, stdout)) {
 		tool_err("%s: no dump written", what);
 		r->failed++;
 	} else {
@@ -459,21 +455,10 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 	o->holdoff_ms = DEFAULT_HOLDOFF_MS;
 	o->output = "trace.dat";
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+B:e:b:M:o:T:F:h", longopts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "+B:e:b:M:o:T:F:h", longopts, &o->buf)) != -1) {
 		switch (c) {
-		case 'B':
-			o->instance = optarg;
-			break;
-		case 'e':
-			o->specs[o->nr_specs++] = optarg;
-			break;
-		case 'b':
-			if (tool_parse_int("-b", optarg, 1, INT_MAX, &o->buffer_kb))
-				return -1;
-			break;
-		case 'M':
-			o->cpumask = optarg;
-			break;
+		case '!':
+			return -1;
 		case 'o':
 			o->output = optarg;
 			break;
@@ -535,7 +520,7 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 		return -1;
 	}
 	if (o->tevent)
-		o->specs[o->nr_specs++] = (char *)o->tevent;
+		o->buf.specs[o->buf.nr_specs++] = (char *)o->tevent;
 	if (!*o->output) {
 		tool_err("-o needs a file name or a directory");
 		return -1;
@@ -624,17 +609,10 @@ int cmd_flight(int argc, char **argv)
 	uint64_t v;
 
 	/* held from here on, read through a signalfd: setup and restore are never cut short */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);
-	sigaddset(&sigs, SIGUSR1);
-	sigaddset(&sigs, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	tool_hold_signals(&sigs, true);
 
-	o.specs = calloc(argc + 1, sizeof(*o.specs));
-	if (!o.specs) {
+	o.buf.specs = calloc(argc + 1, sizeof(*o.buf.specs));
+	if (!o.buf.specs) {
 		tool_err("out of memory");
 		return 1;
 	}
@@ -650,15 +628,15 @@ int cmd_flight(int argc, char **argv)
 	tfs = tool_tracefs();
 	if (!tfs)
 		goto out;
-	if (tool_instance_dir(o.instance, idir, sizeof(idir))) {
-		if (o.instance && *o.instance)
+	if (tool_instance_dir(o.buf.instance, idir, sizeof(idir))) {
+		if (o.buf.instance && *o.buf.instance)
 			tool_err("(without -B, tracemap flight records in a private instance)");
 		goto out;
 	}
 	if (trigger_init(&t, tfs, &o))
 		goto out;
 
-	inst = tool_open_instance(tfs, o.instance, "tracemap-flight", &private);
+	inst = tool_open_instance(tfs, o.buf.instance, "tracemap-flight", &private);
 	if (!inst)
 		goto out;
 	r.iname = tracefs_instance_get_name(inst);
@@ -668,13 +646,13 @@ int cmd_flight(int argc, char **argv)
 	old_overwrite = save_file(inst, "options/overwrite");
 	if (!old_overwrite || write_file(inst, "options/overwrite", "1"))
 		goto out;
-	if (o.buffer_kb) {
-		snprintf(what, sizeof(what), "%d", o.buffer_kb);
+	if (o.buf.buffer_kb) {
+		snprintf(what, sizeof(what), "%d", o.buf.buffer_kb);
 		old_size = save_file(inst, "buffer_size_kb");
 		if (!old_size || write_file(inst, "buffer_size_kb", what))
 			goto out;
 	}
-	events = tool_events_enable(tfs, r.iname, o.specs, o.nr_specs);
+	events = tool_events_enable(tfs, r.iname, o.buf.specs, o.buf.nr_specs);
 	if (!events)
 		goto out;
 
@@ -689,7 +667,7 @@ int cmd_flight(int argc, char **argv)
 		/* follow without consuming; every event goes by the type-id test */
 		so.mode = TRACEMAP_MODE_FOLLOW;
 		so.flags = TRACEMAP_STREAM_UNORDERED;
-		so.cpumask = o.cpumask;
+		so.cpumask = o.buf.cpumask;
 		so.latency_ms = FOLLOW_LATENCY_MS;
 		so.watermark = -1;
 		so.on_event = on_event;
@@ -806,6 +784,6 @@ out:
 	if (epfd >= 0)
 		close(epfd);
 	free(r.pattern);
-	free(o.specs);
+	free(o.buf.specs);
 	return ret;
 }

@@ -93,25 +93,18 @@ int cmd_snapshot(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *iname = NULL, *cpumask = NULL, *out = "trace.dat";
+	struct tool_buffer b = { 0 };
+	const char *out = "trace.dat";
 	char idir[4096];
-	bool top = false;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+B:M:o:h", longopts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "+B:M:o:h", longopts, &b)) != -1) {
 		switch (c) {
-		case 'B':
-			iname = optarg;
-			break;
-		case 'M':
-			cpumask = optarg;
-			break;
+		case '!':
+			return 1;
 		case 'o':
 			out = optarg;
-			break;
-		case 't':
-			top = true;
 			break;
 		case 'h':
 			tool_usage(stdout);
@@ -121,14 +114,14 @@ int cmd_snapshot(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (tool_end_args(argc, argv, iname, top))
+	if (tool_end_args(argc, argv, b.instance, b.top))
 		return 1;
 	if (!*out) {
 		tool_err("-o needs a file name ('-' for standard output)");
 		return 1;
 	}
-	if (tool_instance_dir(iname, idir, sizeof(idir)))
+	if (tool_instance_dir(b.instance, idir, sizeof(idir)))
 		return 1;
 	/* the report goes to stderr when the file is standard output */
-	return tool_dump(iname, cpumask, out, 0, NULL, strcmp(out, "-") ? stdout : stderr) ? 1 : 0;
+	return tool_dump(b.instance, b.cpumask, out, 0, NULL, strcmp(out, "-") ? stdout : stderr) ? 1 : 0;
 }

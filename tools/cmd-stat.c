@@ -98,21 +98,17 @@ int cmd_stat(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	char idir[4096], path[4200], pct[32], clock[256], size[32], subkb[32];
-	const char *iname = NULL, *cl, *ce;
+	struct tool_buffer b = { 0 };
+	const char *iname, *cl, *ce;
 	struct cpu_row row;
 	struct stat st;
-	bool top = false;
 	int c, cpu;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+B:h", longopts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "+B:h", longopts, &b)) != -1) {
 		switch (c) {
-		case 'B':
-			iname = optarg;
-			break;
-		case 't':
-			top = true;
-			break;
+		case '!':
+			return 1;
 		case 'h':
 			tool_usage(stdout);
 			return 0;
@@ -121,7 +117,8 @@ int cmd_stat(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (tool_end_args(argc, argv, iname, top))
+	iname = b.instance;
+	if (tool_end_args(argc, argv, iname, b.top))
 		return 1;
 	if (tool_instance_dir(iname, idir, sizeof(idir)))
 		return 1;

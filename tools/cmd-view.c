@@ -34,10 +34,7 @@
 #define PLUGIN_NAME	"plugin-tracemap.so"
 
 struct view_opts {
-	const char *instance;	/* -B */
-	char **specs;		/* -e */
-	int nr_specs;
-	int buffer_kb;		/* -b, 0: unchanged */
+	struct tool_buffer buf;	/* -B, -e, -b */
 	int follow_ms;		/* --follow, 0: off */
 	const char *kernelshark;
 };
@@ -55,18 +52,10 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+B:e:b:h", longopts, NULL)) != -1) {
+	while ((c = tool_getopt(argc, argv, "+B:e:b:h", longopts, &o->buf)) != -1) {
 		switch (c) {
-		case 'B':
-			o->instance = optarg;
-			break;
-		case 'e':
-			o->specs[o->nr_specs++] = optarg;
-			break;
-		case 'b':
-			if (tool_parse_int("-b", optarg, 1, INT_MAX / 1024, &o->buffer_kb))
-				return -1;
-			break;
+		case '!':
+			return -1;
 		case OPT_FOLLOW:
 			if (tool_parse_int("--follow", optarg, 1, 3600000, &o->follow_ms))
 				return -1;
@@ -81,7 +70,7 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 			return tool_opt_error(argv, "Beb", OPT_FOLLOW, OPT_KERNELSHARK);
 		}
 	}
-	return tool_end_args(argc, argv, o->instance, false);
+	return tool_end_args(argc, argv, o->buf.instance, false);
 }
 
 /*
@@ -205,15 +194,10 @@ int cmd_view(int argc, char **argv)
 	sigset_t sigs;
 	pid_t pid;
 
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);
-	sigaddset(&sigs, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &sigs, NULL);
+	tool_hold_signals(&sigs, false);
 
-	o.specs = calloc(argc, sizeof(*o.specs));
-	if (!o.specs || parse_args(argc, argv, &o))
+	o.buf.specs = calloc(argc, sizeof(*o.buf.specs));
+	if (!o.buf.specs || parse_args(argc, argv, &o))
 		goto out;
 	if (!getenv("DISPLAY") && !getenv("WAYLAND_DISPLAY")) {
 		tool_err("no display (DISPLAY is not set): run tracemap view in a graphical"
@@ -223,8 +207,8 @@ int cmd_view(int argc, char **argv)
 	tfs = tool_tracefs();
 	if (!tfs)
 		goto out;
-	if (tool_instance_dir(o.instance, dir, sizeof(dir))) {
-		if (o.instance && *o.instance)
+	if (tool_instance_dir(o.buf.instance, dir, sizeof(dir))) {
+		if (o.buf.instance && *o.buf.instance)
 			tool_err("(without -B, tracemap view shows a private instance)");
 		goto out;
 	}
@@ -234,18 +218,18 @@ int cmd_view(int argc, char **argv)
 		goto out;
 	}
 
-	inst = tool_open_instance(tfs, o.instance, "tracemap-view", &private);
+	inst = tool_open_instance(tfs, o.buf.instance, "tracemap-view", &private);
 	if (!inst)
 		goto out;
 	iname = tracefs_instance_get_name(inst);
 	tool_warn_tracing_off(inst, tfs);
-	if (o.buffer_kb) {
+	if (o.buf.buffer_kb) {
 		if (!private)
 			old_kb = tracefs_instance_file_read(inst, "buffer_size_kb", NULL);
-		if (set_buffer_kb(inst, o.buffer_kb))
+		if (set_buffer_kb(inst, o.buf.buffer_kb))
 			goto out;
 	}
-	events = tool_events_enable(tfs, iname, o.specs, o.nr_specs);
+	events = tool_events_enable(tfs, iname, o.buf.specs, o.buf.nr_specs);
 	if (!events)
 		goto out;
 
@@ -271,7 +255,7 @@ out:
 		ret = 1;
 	}
 	tracefs_instance_free(inst);
-	free(o.specs);
+	free(o.buf.specs);
 	if (sfd >= 0)
 		close(sfd);
 	return ret;

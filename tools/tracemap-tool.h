@@ -5,6 +5,8 @@
 #ifndef _TRACEMAP_TOOL_H
 #define _TRACEMAP_TOOL_H
 
+#include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +70,41 @@ void tool_warn_tracing_off(struct tracefs_instance *inst, const char *tfs);
  */
 struct tracemap_events *tool_events_enable(const char *tfs, const char *iname, char **names,
 					   int nr);
+
+/*
+ * The options of one buffer that several commands share, spelled as
+ * trace-cmd spells them: -B instance, --top, -M cpumask, -e event (into
+ * @specs, which the caller gives room for every argument), -b KiB per CPU.
+ */
+struct tool_buffer {
+	const char *instance;	/* -B */
+	const char *cpumask;	/* -M */
+	char **specs;		/* -e */
+	int nr_specs;
+	int buffer_kb;		/* -b; 0: leave as it is */
+	bool top;		/* --top */
+};
+
+/*
+ * Take getopt_long()'s option @c with @arg when it is one of those ('t' is
+ * --top; a command lists only those it takes): 1 when taken, 0 when it is
+ * not one of them, -1 after a message.
+ */
+int tool_buffer_opt(int c, const char *arg, struct tool_buffer *b);
+
+/*
+ * getopt_long() that takes the buffer options in @opts itself (into @b): the
+ * next other option, -1 at the end, or '!' after a message about a bad value.
+ */
+int tool_getopt(int argc, char **argv, const char *opts, const struct option *longopts,
+		struct tool_buffer *b);
+
+/*
+ * Block SIGINT, SIGTERM, SIGHUP, SIGCHLD (and SIGUSR1 with @usr1) into @sigs,
+ * to be read through a signalfd, so that setup and restore are never cut
+ * short; a closed output is an error, not SIGPIPE.
+ */
+void tool_hold_signals(sigset_t *sigs, bool usr1);
 
 /* Route libtracemap's messages through tool_err(); debug ones when @verbose. */
 void tool_set_lib_print(bool verbose);

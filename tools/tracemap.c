@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +234,55 @@ int tool_opt_error(char **argv, const char *with_arg, int long_min, int long_max
 	else
 		tool_err("unknown option '%s' (tracemap --help)", argv[optind - 1]);
 	return -1;
+}
+
+int tool_buffer_opt(int c, const char *arg, struct tool_buffer *b)
+{
+	switch (c) {
+	case 'B':
+		b->instance = arg;
+		return 1;
+	case 't':
+		b->top = true;
+		return 1;
+	case 'M':
+		b->cpumask = arg;
+		return 1;
+	case 'e':
+		b->specs[b->nr_specs++] = (char *)arg;
+		return 1;
+	case 'b':
+		/* KiB, in bytes within an int */
+		return tool_parse_int("-b", arg, 1, INT_MAX / 1024, &b->buffer_kb) ? -1 : 1;
+	}
+	return 0;
+}
+
+int tool_getopt(int argc, char **argv, const char *opts, const struct option *longopts,
+		struct tool_buffer *b)
+{
+	int c, n;
+
+	do {
+		c = getopt_long(argc, argv, opts, longopts, NULL);
+		if (c == -1)
+			return -1;
+		n = tool_buffer_opt(c, optarg, b);
+	} while (n > 0);
+	return n < 0 ? '!' : c;
+}
+
+void tool_hold_signals(sigset_t *sigs, bool usr1)
+{
+	sigemptyset(sigs);
+	sigaddset(sigs, SIGINT);
+	sigaddset(sigs, SIGTERM);
+	sigaddset(sigs, SIGHUP);
+	sigaddset(sigs, SIGCHLD);
+	if (usr1)
+		sigaddset(sigs, SIGUSR1);
+	sigprocmask(SIG_BLOCK, sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
 }
 
 int tool_end_args(int argc, char **argv, const char *iname, bool top)
