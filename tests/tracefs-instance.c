@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,12 +50,56 @@ void ti_path(char *buf, size_t size, const char *name, const char *file)
 	snprintf(buf, size, "%s/instances/%s/%s", tracefs_dir, name, file);
 }
 
+/*
+ * A test that dies (a signal, a failed assertion before its teardown) may
+ * still hold the instance's trace_pipe_raw open and mapped, and rmdir is
+ * EBUSY until the last mapping goes: drop this process's mappings and fds of
+ * files inside @dir. Only read(), write(), open(), close(), munmap() and
+ * readlink(): usable from the signal handler.
+ */
+static void release_files(const char *dir)
+{
+	char buf[8192], line[512], link[512], path[64];
+	size_t dlen = strlen(dir), n = 0;
+	unsigned long start, end;
+	ssize_t r;
+	int fd, i;
+
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[r > 0 ? r : 0] = '\0';
+		for (char *p = buf, *q; *p; p = q + 1) {
+			q = strchr(p, '\n');
+			if (!q)
+				break;
+			n = (size_t)(q - p) < sizeof(line) ? (size_t)(q - p) : sizeof(line) - 1;
+			memcpy(line, p, n);
+			line[n] = '\0';
+			if (strstr(line, dir) && sscanf(line, "%lx-%lx", &start, &end) == 2)
+				munmap((void *)start, end - start);
+		}
+	}
+	for (i = 3; i < 1024; i++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", i);
+		r = readlink(path, link, sizeof(link) - 1);
+		if (r <= 0)
+			continue;
+		link[r] = '\0';
+		if (!strncmp(link, dir, dlen) && link[dlen] == '/')
+			close(i);
+	}
+}
+
 static void remove_slot(int i)
 {
 	const struct timespec ts = { .tv_nsec = 20000000 };
 	int n;
 
-	/* rmdir is EBUSY while a reader still holds a file or mapping: give it 2 s */
+	/* rmdir is EBUSY while a reader still holds a file or mapping: ours go, others get 2 s */
+	if (rmdir(instances[i]) && errno == EBUSY)
+		release_files(instances[i]);
 	for (n = 0; n < 100 && rmdir(instances[i]) && errno == EBUSY; n++)
 		nanosleep(&ts, NULL);
 	instances[i][0] = '\0';
