@@ -169,7 +169,7 @@ void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
 	char comm[16];
 	int pid, len = 0;
 
-	if (!d->tep || !d->exec_event)
+	if (!d || !d->tep || !d->exec_event)
 		return;
 	tracemap_event_to_record(ev, &rec);
 	e = tep_find_event_by_record(d->tep, &rec);
