@@ -39,7 +39,7 @@ $(BENCH_O)/ks-refresh: bench/ks-refresh.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -isystem /usr/include/kernelshark $(TEP_CFLAGS) \
-		-o $@ $< $(LIB_A) -lkshark $(TEP_LIBS)
+		-o $@ $< $(LIB_A) -lkshark $(TFS_LIBS) $(TEP_LIBS)
 
 BENCH_DEPS	+= $(BENCH_O)/ks-refresh
 endif
