@@ -168,7 +168,9 @@ uint64_t tm_now_ns(void);
  * Memory for copies of whole rings: anonymous pages, huge where the kernel
  * allows, so that the first write into a fresh copy takes a fault per 2 MiB
  * instead of per 4 KiB (the faults, not memcpy, dominate a fresh copy).
- * Free with the same size.
+ * Free with the same size. The last few freed buffers are kept and handed
+ * out again for the same size, contents not cleared: a live view copies
+ * the same ring every refresh without faulting it in again.
  */
 void *tm_pages_alloc(size_t size);
 void tm_pages_free(void *p, size_t size);
