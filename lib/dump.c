@@ -5,9 +5,11 @@
  * The copy and the file write are separate calls so that the time the
  * writer gets to change the buffer is the copy alone.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tracemap-local.h"
 
@@ -34,31 +36,51 @@ struct tracemap_dump {
 	struct tracemap_dump_cpu_stats total;
 };
 
-/* Whole file into a malloc'ed, NUL-terminated buffer; *len without the NUL. */
+/*
+ * Whole file into a malloc'ed, NUL-terminated buffer; *len without the NUL.
+ * Read once, front to back: a tracefs file such as saved_cmdlines is
+ * formatted by the kernel on every read, so it is not read again to find
+ * its size.
+ */
 static char *slurp(const char *path, size_t *len)
 {
-	size_t size = 64 * 1024;
+	size_t size = 64 * 1024, n = 0;
 	char *buf = NULL, *p;
-	int ret;
+	int fd, ret = 0;
+	ssize_t r;
 
-	for (;;) {
-		p = realloc(buf, size);
-		if (!p) {
-			free(buf);
-			tm_err(ENOMEM);
-			return NULL;
-		}
-		buf = p;
-		ret = tm_read_file(path, buf, size);
-		if (ret < 0) {
-			free(buf);
-			return NULL;
-		}
-		if ((size_t)ret < size - 1)
-			break;
-		size *= 4;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		tm_err(errno);
+		return NULL;
 	}
-	*len = ret;
+	for (;;) {
+		if (n + 1 >= size || !buf) {
+			size = buf ? size * 4 : size;
+			p = realloc(buf, size);
+			if (!p) {
+				ret = ENOMEM;
+				break;
+			}
+			buf = p;
+		}
+		r = read(fd, buf + n, size - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			ret = errno;
+		if (r <= 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	if (ret) {
+		free(buf);
+		tm_err(ret);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
 	return buf;
 }
 
