@@ -124,6 +124,7 @@ struct tracemap_cpu {
 	struct tm_iter it;
 	struct tm_pages pages;
 	struct tm_wake wake;		/* tracemap_cpu_wait(), wake.c */
+	struct tm_tally *tally;		/* a dump's counts of the regions handed out, or NULL */
 
 	struct tracemap_cpu_stats st;
 };

@@ -142,6 +142,7 @@ int tm_copy_region(struct tracemap_cpu *c, struct tracemap_region *r, const unsi
 		   unsigned int id, unsigned int start, unsigned int end, uint64_t base_ts,
 		   uint64_t *end_ts)
 {
+	struct tm_tally tally;
 	struct tm_walk w;
 
 	tm_region_init(c, r, sb, id);
@@ -155,8 +156,12 @@ int tm_copy_region(struct tracemap_cpu *c, struct tracemap_region *r, const unsi
 	r->base_ts = w.ts;
 	r->start = start;
 	r->end = end;
-	if (tm_walk_skip(&w, end) < 0)
+	/* a corrupt region is handed out empty: its records are counted only once it walked */
+	tally = c->tally ? *c->tally : (struct tm_tally){ 0 };
+	if (tm_walk_tally(&w, end, c->tally ? &tally : NULL) < 0)
 		goto corrupt;
+	if (c->tally)
+		*c->tally = tally;
 	*end_ts = w.ts;
 	return 1;
 corrupt:
