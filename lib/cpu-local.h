@@ -133,6 +133,7 @@ struct tracemap_cpu {
 	struct tm_iter it;
 	struct tm_pages pages;
 	struct tm_wake wake;		/* tracemap_cpu_wait(), wake.c */
+	struct tm_tally *tally;		/* a dump's counts of the regions handed out, or NULL */
 
 	struct tracemap_cpu_stats st;
 	bool held_by_stream;		/* tm_cpu_hold(): the last event waits in a stream */

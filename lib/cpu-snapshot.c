@@ -142,6 +142,7 @@ int tm_copy_region(struct tracemap_cpu *c, struct tracemap_region *r, const unsi
 		   unsigned int id, unsigned int start, unsigned int end, uint64_t base_ts,
 		   uint64_t *end_ts)
 {
+	struct tm_tally tally, *t = NULL;
 	struct tm_walk w;
 
 	tm_region_init(c, r, sb, id);
@@ -155,8 +156,19 @@ int tm_copy_region(struct tracemap_cpu *c, struct tracemap_region *r, const unsi
 	r->base_ts = w.ts;
 	r->start = start;
 	r->end = end;
-	if (tm_walk_skip(&w, end) < 0)
+	/*
+	 * A corrupt region is handed out empty: its records count only when all
+	 * of it walked (the event ids seen before the bad record stay noted,
+	 * which costs the dump no more than a format it does not need).
+	 */
+	if (c->tally) {
+		tally = *c->tally;
+		t = &tally;
+	}
+	if (tm_walk_tally(&w, end, t) < 0)
 		goto corrupt;
+	if (t)
+		*c->tally = tally;
 	*end_ts = w.ts;
 	return 1;
 corrupt:

@@ -416,6 +416,11 @@ int tracemap_cpu_nr_subbufs(const struct tracemap_cpu *c)
 
 /* -------------------------------------------------------- what sources share */
 
+void tm_cpu_tally(struct tracemap_cpu *c, struct tm_tally *t)
+{
+	c->tally = t;
+}
+
 void tm_region_init(const struct tracemap_cpu *c, struct tracemap_region *r,
 		    const unsigned char *sb, unsigned int id)
 {

@@ -5,9 +5,11 @@
  * The copy and the file write are separate calls so that the time the
  * writer gets to change the buffer is the copy alone.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tracemap-local.h"
 
@@ -34,31 +36,51 @@ struct tracemap_dump {
 	struct tracemap_dump_cpu_stats total;
 };
 
-/* Whole file into a malloc'ed, NUL-terminated buffer; *len without the NUL. */
+/*
+ * Whole file into a malloc'ed, NUL-terminated buffer; *len without the NUL.
+ * Read once, front to back: a tracefs file such as saved_cmdlines is
+ * formatted by the kernel on every read, so it is not read again to find
+ * its size.
+ */
 static char *slurp(const char *path, size_t *len)
 {
-	size_t size = 64 * 1024;
+	size_t size = 64 * 1024, n = 0;
 	char *buf = NULL, *p;
-	int ret;
+	int fd, ret = 0;
+	ssize_t r;
 
-	for (;;) {
-		p = realloc(buf, size);
-		if (!p) {
-			free(buf);
-			tm_err(ENOMEM);
-			return NULL;
-		}
-		buf = p;
-		ret = tm_read_file(path, buf, size);
-		if (ret < 0) {
-			free(buf);
-			return NULL;
-		}
-		if ((size_t)ret < size - 1)
-			break;
-		size *= 4;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		tm_err(errno);
+		return NULL;
 	}
-	*len = ret;
+	for (;;) {
+		if (n + 1 >= size || !buf) {
+			size = buf ? size * 4 : size;
+			p = realloc(buf, size);
+			if (!p) {
+				ret = ENOMEM;
+				break;
+			}
+			buf = p;
+		}
+		r = read(fd, buf + n, size - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			ret = errno;
+		if (r <= 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	if (ret) {
+		free(buf);
+		tm_err(ret);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
 	return buf;
 }
 
@@ -80,69 +102,56 @@ static char *read_clock(const char *idir)
 }
 
 /*
- * Count what the pages hold, from the pages themselves: what the file will
- * say. Note the event ids (common_type, the payload's first u16) in @ids:
- * the file carries the formats of those.
+ * The losses the pages are marked with: what the file will say. Their
+ * records were counted as the snapshot walked them (take_pages()).
  */
-static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size, unsigned char *ids)
+static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size)
 {
 	struct tracemap_dump_cpu_stats *st = &dc->st;
+	long long lost;
 	size_t i;
 
 	for (i = 0; i < dc->nr_pages; i++) {
-		const unsigned char *sb = dc->pages + i * subbuf_size;
-		uint64_t commit, page_ts;
-		struct tm_walk w;
-		struct tm_rec rec;
-		long long lost;
-
-		memcpy(&page_ts, sb, sizeof(page_ts));
-		memcpy(&commit, sb + 8, sizeof(commit));
-		lost = tm_subbuf_lost(sb, subbuf_size);
+		lost = tm_subbuf_lost(dc->pages + i * subbuf_size, subbuf_size);
 		if (lost > 0)
 			st->lost += lost;
 		else if (lost == TRACEMAP_LOST_UNKNOWN)
 			st->lost_gaps++;
-		w = (struct tm_walk){ sb + TM_SUBBUF_HDR, 0, TM_COMMIT_SIZE(commit), page_ts };
-		while (tm_walk_next(&w, &rec) > 0) {
-			uint16_t id;
-
-			if (rec.size >= sizeof(id)) {
-				memcpy(&id, rec.payload, sizeof(id));
-				ids[id / 8] |= 1 << (id % 8);
-			}
-			if (!st->events)
-				st->first_ts = rec.ts;
-			st->last_ts = rec.ts;
-			st->events++;
-			st->bytes += rec.size;
-		}
 	}
 	st->pages = dc->nr_pages;
 }
 
-/* Pages of a snapshot reader, as self-contained sub-buffers, into @dc. */
-static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc)
+/*
+ * Pages of a snapshot reader, as self-contained sub-buffers, into @dc; the
+ * records they hold counted in its statistics, their event ids (the file
+ * carries the formats of those) noted in @ids.
+ */
+static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc, unsigned char *ids)
 {
 	unsigned int sbs = tracemap_cpu_subbuf_size(c);
 	/* a lost-only region may add a page to the ring's worth */
 	size_t cap = (size_t)tracemap_cpu_nr_subbufs(c) + 1;
-	int ret;
+	struct tm_tally t = { .ids = ids };
+	int ret = 0;
 
 	dc->pages = tm_pages_alloc(cap * sbs);
 	dc->cap = cap * sbs;
 	if (!dc->pages)
 		return tm_err(ENOMEM);
+	tm_cpu_tally(c, &t);
 	while (dc->nr_pages < cap) {
 		ret = tracemap_cpu_read_page(c, dc->pages + dc->nr_pages * sbs, sbs,
 					     TRACEMAP_PAGE_FLUSH);
-		if (ret < 0)
-			return ret;
-		if (!ret)
+		if (ret <= 0)
 			break;
 		dc->nr_pages++;
 	}
-	return 0;
+	tm_cpu_tally(c, NULL);
+	dc->st.events = t.events;
+	dc->st.bytes = t.bytes;
+	dc->st.first_ts = t.first_ts;
+	dc->st.last_ts = t.last_ts;
+	return ret < 0 ? ret : 0;
 }
 
 /*
@@ -208,12 +217,12 @@ static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c)
 		return tm_err(EPROTO);
 	}
 	d->subbuf_size = sbs;
-	ret = take_pages(c, dc);
+	ret = take_pages(c, dc, d->ids);
 	if (!ret)
 		ret = mark_overrun(dc, sbs, dc->st.overrun, dc->read);
 	if (ret)
 		return ret;
-	page_stats(dc, sbs, d->ids);
+	page_stats(dc, sbs);
 	add_total(&d->total, &dc->st);
 	return 0;
 }

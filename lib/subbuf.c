@@ -94,15 +94,32 @@ int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
 
 int tm_walk_skip(struct tm_walk *w, unsigned int to)
 {
+	return tm_walk_tally(w, to, NULL);
+}
+
+int tm_walk_tally(struct tm_walk *w, unsigned int to, struct tm_tally *t)
+{
 	unsigned int end = w->end;
 	struct tm_rec rec;
+	uint16_t id;
 	int ret;
 
 	if (to < w->off || to > end)
 		return tm_err(EBADMSG);
 	w->end = to;
-	while ((ret = tm_walk_next(w, &rec)) > 0)
-		;
+	while ((ret = tm_walk_next(w, &rec)) > 0) {
+		if (!t)
+			continue;
+		if (rec.size >= sizeof(id)) {
+			memcpy(&id, rec.payload, sizeof(id));
+			t->ids[id / 8] |= 1 << (id % 8);
+		}
+		if (!t->events)
+			t->first_ts = rec.ts;
+		t->last_ts = rec.ts;
+		t->events++;
+		t->bytes += rec.size;
+	}
 	w->end = end;
 	if (ret < 0)
 		return ret;

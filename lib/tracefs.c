@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <mntent.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -366,12 +367,38 @@ int tm_write_file(const char *path, const char *val)
 	return (size_t)n == len ? 0 : tm_err(EIO);
 }
 
+/*
+ * Page-sized buffers (the snapshot's copies, a dump's pages) come back in
+ * the same sizes on every refresh of a live view: the last few freed ones
+ * are kept, still faulted in, so that the next copy does not fault and zero
+ * the whole ring again. Bounded by slots; the memory stays with the process
+ * as a freed malloc block would.
+ */
+#define PAGES_CACHE	8
+
+static struct {
+	pthread_mutex_t lock;
+	void *p[PAGES_CACHE];
+	size_t size[PAGES_CACHE];
+} pages_cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
 void *tm_pages_alloc(size_t size)
 {
-	void *p;
+	void *p = NULL;
+	int i;
 
 	if (!size)
 		size = 1;
+	pthread_mutex_lock(&pages_cache.lock);
+	for (i = 0; i < PAGES_CACHE && !p; i++) {
+		if (pages_cache.p[i] && pages_cache.size[i] == size) {
+			p = pages_cache.p[i];
+			pages_cache.p[i] = NULL;
+		}
+	}
+	pthread_mutex_unlock(&pages_cache.lock);
+	if (p)
+		return p;
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED) {
 		errno = ENOMEM;
@@ -384,6 +411,22 @@ void *tm_pages_alloc(size_t size)
 
 void tm_pages_free(void *p, size_t size)
 {
+	int i;
+
+	if (!p)
+		return;
+	if (!size)
+		size = 1;
+	pthread_mutex_lock(&pages_cache.lock);
+	for (i = 0; i < PAGES_CACHE && p; i++) {
+		if (!pages_cache.p[i]) {
+			pages_cache.p[i] = p;
+			pages_cache.size[i] = size;
+			p = NULL;
+		}
+	}
+	pthread_mutex_unlock(&pages_cache.lock);
+	/* every slot is taken: this one goes */
 	if (p)
-		munmap(p, size ? size : 1);
+		munmap(p, size);
 }

@@ -69,6 +69,21 @@ int tm_walk_next(struct tm_walk *w, struct tm_rec *rec);
 /* Walk to @to without delivering; returns 0 or -EBADMSG. */
 int tm_walk_skip(struct tm_walk *w, unsigned int to);
 
+/*
+ * What a dump counts of the records it holds, gathered while the snapshot
+ * walks each region anyway (tm_walk_tally()) rather than in a walk of its own.
+ */
+struct tm_tally {
+	uint64_t events;
+	uint64_t bytes;			/* payload bytes */
+	uint64_t first_ts;		/* of the first record counted */
+	uint64_t last_ts;
+	unsigned char *ids;		/* bitmap of TM_EVENT_IDS: common_type, the payload's first u16 */
+};
+
+/* tm_walk_skip() that also counts the records it passes in @t (NULL: nothing counted). */
+int tm_walk_tally(struct tm_walk *w, unsigned int to, struct tm_tally *t);
+
 /* Count of events lost before this sub-buffer, from its commit word and data. */
 long long tm_subbuf_lost(const void *subbuf, unsigned int subbuf_size);
 
@@ -168,7 +183,9 @@ uint64_t tm_now_ns(void);
  * Memory for copies of whole rings: anonymous pages, huge where the kernel
  * allows, so that the first write into a fresh copy takes a fault per 2 MiB
  * instead of per 4 KiB (the faults, not memcpy, dominate a fresh copy).
- * Free with the same size.
+ * Free with the same size. The last few freed buffers are kept and handed
+ * out again for the same size, contents not cleared: a live view copies
+ * the same ring every refresh without faulting it in again.
  */
 void *tm_pages_alloc(size_t size);
 void tm_pages_free(void *p, size_t size);
@@ -201,6 +218,12 @@ struct tm_tracedat {
  * pipe), with the ftrace formats and those of @events and @ids only.
  */
 int tm_tracedat_write(int fd, const struct tm_tracedat *t);
+
+/*
+ * cpu.c: count the records of every region snapshot reader @c hands out from
+ * now on into @t (NULL: stop). The dump's statistics and format selection.
+ */
+void tm_cpu_tally(struct tracemap_cpu *c, struct tm_tally *t);
 
 /*
  * dump.c: a dump of snapshot readers (@readers[i] the i-th CPU, ascending),
