@@ -44,7 +44,9 @@ tl_log "a list that shrinks between trace-cmd's reads: an unreadable file, and t
 
 # 2. the same recording with a stable list
 inst=$(tl_instance tc)
-tl_cmdlines "$TCM" --verbose record -d --no-filter -B "$inst" -p nop -o stable.dat \
+# an enabled event (one that never fires) turns the kernel's task-name
+# recording on (options/record-cmd): with markers alone no name is saved
+tl_cmdlines "$TCM" --verbose record -d --no-filter -B "$inst" -p nop -e syscalls:sys_enter_reboot -o stable.dat \
 	sh -c "$(tc_markers_workload "$inst" $n)" > stable.log 2>&1
 tc_expect_mapped stable.log 2
 ! grep -q 'error in size of file' stable.log || { cat stable.log; tl_fail "trace-cmd warned"; }
