@@ -17,7 +17,15 @@ awk -f "$(dirname "$0")/summarize.awk" -v reps="$reps" -v plotdir="$dir" "$raw" 
 ncol=$(head -1 "$dir/cpu.dat" | awk -F'\t' '{ print NF }')
 
 gnuplot <<GP || exit 1
-set terminal pngcairo size 1100,650 font "sans,10"
+set terminal pngcairo size 1100,650 font "sans,10" noenhanced
+set colorsequence podo
+set linetype 9 lc rgb "#808080"
+set linetype 10 lc rgb "#8B4513"
+set linetype 11 lc rgb "#FF1493"
+set linetype 12 lc rgb "#2F4F4F"
+set linetype 13 lc rgb "#9ACD32"
+set linetype 14 lc rgb "#4B0082"
+set linetype 15 lc rgb "#DC143C"
 set datafile separator "\t"
 set datafile missing "?"
 set key outside right top
@@ -27,7 +35,7 @@ set ylabel "CPU ns per delivered event (log)"
 set xlabel "offered events/s (max: as fast as the writer goes)"
 set title "CPU per event: medians of $reps repetitions (make bench)"
 set output "$dir/cpu-per-event.png"
-plot for [c=2:$ncol] "$dir/cpu.dat" using 0:c:xtic(1) with linespoints lw 2 pt 7 title columnheader(c)
+plot for [c=2:$ncol] "$dir/cpu.dat" using 0:c:xtic(1) with linespoints lw 2 pt (c % 6 + 4) lc (c - 1) title columnheader(c)
 set output "$dir/lossless-rate.png"
 unset logscale y
 unset key
