@@ -118,9 +118,6 @@ int printer_attach(struct printer *p, struct tracemap_stream *s, struct tracefs_
 /* Before the stream is closed: the plugins were loaded into its formats. */
 void printer_free(struct printer *p);
 
-/* Format with @inst's trace_clock (the time column trace-cmd report shows for it); -1 after a message. */
-int printer_use_clock(struct printer *p, struct tracefs_instance *inst);
-
 /* The formatter's counts, after the per-CPU statistics */
 void printer_print_stats(const struct printer *p);
 

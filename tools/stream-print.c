@@ -22,7 +22,7 @@
  * The formatter for @inst's trace_clock: the library picks the time column
  * trace-cmd report shows for it. Returns 0, or -1 after a message.
  */
-int printer_use_clock(struct printer *p, struct tracefs_instance *inst)
+static int printer_use_clock(struct printer *p, struct tracefs_instance *inst)
 {
 	struct tracemap_format_opts fo = { .sz = sizeof(fo) };
 	char *clock = tracefs_get_clock(inst);
