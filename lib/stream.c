@@ -688,6 +688,18 @@ static bool has_budget(const struct tracemap_stream *s, const struct scpu *sc)
 	return sc->round_regions < s->budget;
 }
 
+/*
+ * @sc's event, just taken from its reader, waits for the merge: in consume
+ * mode it counts as held, not delivered, until take() (stats.held).
+ */
+static void keep(struct tracemap_stream *s, struct scpu *sc)
+{
+	sc->has = true;
+	sc->lost_told = false;
+	if (s->mode == TRACEMAP_MODE_CONSUME)
+		tm_cpu_hold(sc->c, true);
+}
+
 /* One call into a reader: its next event becomes pending, or it is empty now. */
 static int fetch(struct tracemap_stream *s, struct scpu *sc)
 {
@@ -723,11 +735,7 @@ static int fetch(struct tracemap_stream *s, struct scpu *sc)
 		sc->empty_op = op;
 		return 0;
 	}
-	sc->has = true;
-	sc->lost_told = false;
-	/* taken from the reader, not delivered yet: held until take() */
-	if (s->mode == TRACEMAP_MODE_CONSUME)
-		tm_cpu_hold(sc->c, true);
+	keep(s, sc);
 	return 1;
 }
 
@@ -958,8 +966,7 @@ static int run_region(struct tracemap_stream *s, struct scpu *sc)
 	while (tm_cpu_next_in_region(sc->c, &sc->ev) > 0) {
 		if (sc->ev.ts >= limit) {
 			/* the merge decides; its region is unchanged */
-			sc->has = true;
-			sc->lost_told = false;
+			keep(s, sc);
 			s->run = NULL;
 			break;
 		}
