@@ -11,8 +11,8 @@
 
 #include "cpu-local.h"
 
-/* after a GET_READER that handed out nothing the kernel counts as unread */
-#define HOLD_BACK_NS	(1000 * 1000)
+/* the longest the mapping alone may say "nothing to swap in" before we ask anyway */
+#define GATE_MAX_NS	(100 * 1000 * 1000)
 
 /*
  * The kernel reports a loss once, on the first page it hands out after it:
@@ -36,7 +36,7 @@ void tm_consume_init(struct tracemap_cpu *c)
 		tm_subbuf_load(tm_subbuf_at(c, s->id), TM_SB_TS, __ATOMIC_RELAXED) : 0;
 	s->walk_bad = false;
 	s->seen_entries = m.entries;
-	s->seen_overrun = m.overrun;
+	s->gated_since = 0;
 	c->loss.seen_read = m.nread;
 	c->loss.accounted = m.nread ? m.overrun : 0;
 }
@@ -120,6 +120,62 @@ static void follow_other_reader(struct tracemap_cpu *c)
 	c->loss.seen_read = m.nread;
 }
 
+/*
+ * Whether to call GET_READER now. On 6.18 ring_buffer_map_get_reader()
+ * decides "not empty" from the event counters, and the writer counts an
+ * event (rb_commit(): entries++) before it publishes it: on the first event
+ * of a new sub-buffer, commit_page already points to that sub-buffer and
+ * its commit is still 0. A GET_READER in that window, with our reader page
+ * read to its end, swaps the empty sub-buffer in, rb_get_reader_page()
+ * returns NULL and the kernel logs WARN_ON(!reader) (ring_buffer.c:7402 in
+ * 6.18.44). A busy caller hits that window within seconds when the writer
+ * fills a sub-buffer per event (lib/README, "Kernel facts").
+ *
+ * So ask only when the mapping shows something to hand out: new bytes on
+ * the reader page (GET_READER then only advances on it, no swap), or
+ * another sub-buffer with committed data at least as new as the reader
+ * page (the swap then brings a page with data: consumed pages are put back
+ * into the ring with commit 0, and the writer publishes a new page's first
+ * event before the one after it). A reader page that changed under us (a
+ * reset, another reader) is always worth a call, and after GATE_MAX_NS of
+ * "nothing" we ask anyway, so that a mapping we misread costs latency, not
+ * events.
+ */
+static bool worth_get_reader(struct tracemap_cpu *c)
+{
+	struct tm_consume *s = &c->consume;
+	const unsigned char *sb;
+	uint64_t ts, now;
+	unsigned int id;
+
+	/* a synthetic mapping (fuzzing) has no writer to race with */
+	if (c->get_reader || s->id >= c->nr_subbufs)
+		return true;
+	sb = tm_subbuf_at(c, s->id);
+	/* pairs with the smp_wmb() before the writer raises commit (rb_set_commit_to_write()) */
+	if (TM_COMMIT_SIZE(tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_ACQUIRE)) != s->off)
+		goto yes;
+	/* a reader page that never held data has a stale time stamp */
+	ts = s->off ? tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_RELAXED) : 0;
+	for (id = 0; id < c->nr_subbufs; id++) {
+		if (id == s->id)
+			continue;
+		sb = tm_subbuf_at(c, id);
+		/* the time stamp is written before the first commit, as above */
+		if (TM_COMMIT_SIZE(tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_ACQUIRE)) &&
+		    tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_RELAXED) >= ts)
+			goto yes;
+	}
+	now = tm_now_ns();
+	if (!s->gated_since)
+		s->gated_since = now;
+	if (now - s->gated_since < GATE_MAX_NS)
+		return false;
+yes:
+	s->gated_since = 0;
+	return true;
+}
+
 int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r)
 {
 	struct tm_consume *s = &c->consume;
@@ -130,11 +186,9 @@ int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	uint64_t commit, prev_read;
 	bool reset = false;
 
-	/* the kernel held back at the last call while the writer lapped us: not again yet */
-	if (s->held_until && tm_now_ns() < s->held_until)
-		return 0;
-	s->held_until = 0;
 	follow_other_reader(c);
+	if (!worth_get_reader(c))
+		return 0;
 	prev_read = c->loss.seen_read;
 	if (c->get_reader ? c->get_reader(c->get_reader_ctx) < 0 :
 	    ioctl(c->fd, TRACE_MMAP_IOCTL_GET_READER) < 0)
@@ -175,25 +229,8 @@ int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	if (m.read <= s->off && !lost) {
 		if (!reset)
 			check_stolen(c, prev_read, m.nread, 0);
-		/*
-		 * The kernel holds back: it counts unread events but handed out
-		 * nothing. That is what ring_buffer_map_get_reader() leaves
-		 * behind when the swap it tried found no reader page (the
-		 * WARN_ON(!reader) 6.18 still has, seen only in overwrite mode
-		 * while the writer laps the reader, i.e. while overrun grows).
-		 * Each further call tries the same swap and warns again, so a
-		 * caller that calls again at once (a busy loop, a stream round,
-		 * poll() saying readable) would flood the kernel log: no
-		 * GET_READER on this CPU for HOLD_BACK_NS, by when the writer
-		 * has moved on. Without overwrite losses (an event being
-		 * committed also looks like this, for a moment) nothing waits.
-		 */
-		if (m.entries > m.overrun + m.nread && m.overrun != s->seen_overrun)
-			s->held_until = tm_now_ns() + HOLD_BACK_NS;
-		s->seen_overrun = m.overrun;
 		return 0;
 	}
-	s->seen_overrun = m.overrun;
 
 	tm_region_init(c, r, sb, m.id);
 	r->start = s->off;

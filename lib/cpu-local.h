@@ -39,8 +39,7 @@ struct tm_consume {
 	uint64_t seen_entries;
 	uint64_t stolen_told;		/* stats.stolen when the last warning went out */
 	uint64_t stolen_warn_ns;	/* ... and when */
-	uint64_t seen_overrun;	/* overrun at the previous GET_READER */
-	uint64_t held_until;	/* no GET_READER before this (tm_now_ns()), see cpu-consume.c */
+	uint64_t gated_since;	/* tm_now_ns() of the first call worth_get_reader() turned down */
 };
 
 /* cpu-read.c: one page copy */

@@ -11,8 +11,8 @@
  *    that starts later than that after the previous one does not wait.
  *
  *  - empty-wakeup back-off: a wakeup is expected to bring data. After
- *    TM_EMPTY_WAKES in a row that did not (a commit still in flight, the
- *    kernel's WARN_ON(!reader) path of GET_READER that hands out nothing),
+ *    TM_EMPTY_WAKES in a row that did not (an event the kernel counts but
+ *    has not published yet, which cpu-consume.c does not ask for),
  *    pause TM_BACKOFF_NS before looking again instead of spinning on a
  *    level-triggered descriptor.
  *

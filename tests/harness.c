@@ -88,17 +88,30 @@ int th_marker_open(const char *name, int raw)
 	return open(path, O_WRONLY | O_CLOEXEC);
 }
 
-int th_write_marker(int fd, unsigned int seq)
+int th_write_marker_sized(int fd, unsigned int seq, unsigned int size)
 {
-	char buf[64];
+	char buf[4000];
 	ssize_t n;
 	int len;
 
-	len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d", seq, sched_getcpu());
+	len = snprintf(buf, sizeof(buf), "seq=%08u cpu=%d ", seq, sched_getcpu());
+	if (size > sizeof(buf))
+		size = sizeof(buf);
+	if (size > (unsigned int)len) {
+		memset(buf + len, 'x', size - len);
+		len = size;
+	} else {
+		len--;		/* no padding: no trailing blank either */
+	}
 	n = write(fd, buf, len);
 	if (n < 0)
 		return -errno;
 	return n == len ? 0 : -EIO;
+}
+
+int th_write_marker(int fd, unsigned int seq)
+{
+	return th_write_marker_sized(fd, seq, 0);
 }
 
 int th_write_markers(int fd, unsigned int first, unsigned int count)
@@ -274,7 +287,7 @@ static void *writer_main(void *arg)
 		if (w->rate)
 			while (th_now_ns() - t0 < (uint64_t)i * 1000000000ull / w->rate)
 				;
-		ret = th_write_marker(w->fd, i);
+		ret = th_write_marker_sized(w->fd, i, w->size);
 		if (ret) {
 			__atomic_store_n(&w->error, ret, __ATOMIC_RELEASE);
 			break;
@@ -288,7 +301,13 @@ static void *writer_main(void *arg)
 void th_writer_start(struct th_writer *w, const char *name, int cpu, unsigned int count,
 		     unsigned int rate)
 {
-	*w = (struct th_writer){ .cpu = cpu, .count = count, .rate = rate };
+	th_writer_start_sized(w, name, cpu, count, rate, 0);
+}
+
+void th_writer_start_sized(struct th_writer *w, const char *name, int cpu, unsigned int count,
+			   unsigned int rate, unsigned int size)
+{
+	*w = (struct th_writer){ .cpu = cpu, .count = count, .rate = rate, .size = size };
 	w->fd = th_marker_open(name, 0);
 	assert_true(w->fd >= 0);
 	assert_int_equal(pthread_create(&w->thread, NULL, writer_main, w), 0);

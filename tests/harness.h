@@ -88,6 +88,8 @@ int th_marker_open(const char *name, int raw);
  * -errno (-EIO for a short write).
  */
 int th_write_marker(int fd, unsigned int seq);
+/* The same marker padded with 'x' to @size bytes (at most 4000; shorter: not padded) */
+int th_write_marker_sized(int fd, unsigned int seq, unsigned int size);
 /* Write markers first..first+count-1; returns 0 or -errno. */
 int th_write_markers(int fd, unsigned int first, unsigned int count);
 
@@ -163,6 +165,7 @@ struct th_writer {
 	int cpu;
 	unsigned int count;		/* atomic: th_writer_cancel() lowers it */
 	unsigned int rate;		/* events per second, 0: as fast as possible */
+	unsigned int size;		/* bytes per marker (padded after the fields), 0: no padding */
 	unsigned int written;		/* atomic: events written so far */
 	int error;			/* atomic: -errno of a failed write */
 };
@@ -170,6 +173,9 @@ struct th_writer {
 /* Start writing @count markers at @rate per second to <instance>/trace_marker */
 void th_writer_start(struct th_writer *w, const char *name, int cpu, unsigned int count,
 		     unsigned int rate);
+/* As th_writer_start(), with each marker padded to @size bytes (at most 4000) */
+void th_writer_start_sized(struct th_writer *w, const char *name, int cpu, unsigned int count,
+			   unsigned int rate, unsigned int size);
 /* Let the writer end after the marker it is writing */
 void th_writer_cancel(struct th_writer *w);
 /* Wait until the writer ended (its loop is bounded by its count); no-op if not started */
