@@ -145,8 +145,8 @@ static bool worth_get_reader(struct tracemap_cpu *c)
 {
 	struct tm_consume *s = &c->consume;
 	const unsigned char *sb;
+	unsigned int i, id;
 	uint64_t ts, now;
-	unsigned int id;
 
 	/* a synthetic mapping (fuzzing) has no writer to race with */
 	if (c->get_reader || s->id >= c->nr_subbufs)
@@ -157,9 +157,12 @@ static bool worth_get_reader(struct tracemap_cpu *c)
 		goto yes;
 	/* a reader page that never held data has a stale time stamp */
 	ts = s->off ? tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_RELAXED) : 0;
-	for (id = 0; id < c->nr_subbufs; id++) {
-		if (id == s->id)
-			continue;
+	/*
+	 * From the id after ours: a reader that keeps up swaps the sub-buffers
+	 * in id order, so the next one is usually the first one looked at.
+	 */
+	for (i = 1; i < c->nr_subbufs; i++) {
+		id = s->id + i < c->nr_subbufs ? s->id + i : s->id + i - c->nr_subbufs;
 		sb = tm_subbuf_at(c, id);
 		/* the time stamp is written before the first commit, as above */
 		if (TM_COMMIT_SIZE(tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_ACQUIRE)) &&
