@@ -1029,7 +1029,8 @@ static void test_busy_poll_no_kernel_warning(void **state)
 		if (n <= 0)
 			continue;	/* EPIPE: records were overwritten, read on */
 		rec[n] = '\0';
-		if (strstr(rec, "WARNING") || strstr(rec, "ring_buffer_map_get_reader"))
+		/* the ring buffer's, not a warning of another subsystem (the runner sees those) */
+		if (strstr(rec, "WARNING") && strstr(rec, "ring_buffer"))
 			fail_msg("the kernel warned while the stream busy-polled: %s", rec);
 	}
 	close(kmsg);
