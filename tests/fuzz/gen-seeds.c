@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * Seed corpus of the sub-buffer fuzz target, generated at build time by the
- * test encoder (no binary blobs in the tree): kernel-like pages of 4, 8, 16
- * and 64 KiB with every record kind and every lost-events form.
+ * Seed corpora generated at build time (no binary blobs in the tree):
  *
- *   gen-seeds DIR
+ *   gen-seeds DIR          fuzz-subbuf: kernel-like pages of 4, 8, 16 and 64
+ *                          KiB from the test encoder, with every record kind
+ *                          and every lost-events form
+ *   gen-seeds -d DIR       fuzz-pages and fuzz-tracedat: descriptions of
+ *                          sub-buffers (sizes, record kinds, losses) and of
+ *                          read schedules, from a fixed random sequence
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,6 +59,43 @@ static int all_kinds(unsigned char *page, unsigned int size, long long lost)
 	return ret ? -1 : 0;
 }
 
+/*
+ * Descriptions as fuzz-pages and fuzz-tracedat read them (a mode byte, a
+ * size byte, a count, then per page a loss and records): every mode and
+ * size, pages with and without losses, then random read schedules.
+ */
+static int descriptions(void)
+{
+	unsigned char in[1024];
+	uint64_t seed = 11;
+	unsigned int i, j, n, r;
+	int ret = 0;
+
+	for (i = 0; i < 32; i++) {
+		n = 0;
+		in[n++] = i;			/* mode and flags */
+		in[n++] = i / 2;		/* sub-buffer size */
+		in[n++] = 1 + i % 7;		/* pages, CPUs */
+		while (n < 200 + 20 * i && n < sizeof(in)) {
+			/* loss kind and count, records (kind, length, delta), end of page */
+			r = 3 + sbe_rand(&seed) % 12;
+			if (n + 4 + 3 * r > sizeof(in))
+				break;
+			in[n++] = i % 3 ? 0 : sbe_rand(&seed);
+			in[n++] = sbe_rand(&seed);
+			in[n++] = r;
+			for (j = 0; j < r; j++) {
+				in[n++] = sbe_rand(&seed) % 8;
+				in[n++] = sbe_rand(&seed);
+				in[n++] = sbe_rand(&seed) % 16;
+			}
+			in[n++] = sbe_rand(&seed) & 1;
+		}
+		ret |= save("desc", in, n);
+	}
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	static const unsigned int sizes[] = { 4096, 4096, 4096, 4096, 8192, 8192, 16384, 65536 };
@@ -66,8 +106,13 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int ret = 0;
 
+	if (argc == 3 && !strcmp(argv[1], "-d")) {
+		dir = argv[2];
+		free(page);
+		return descriptions() ? 1 : 0;
+	}
 	if (argc != 2 || !page) {
-		fprintf(stderr, "usage: gen-seeds DIR\n");
+		fprintf(stderr, "usage: gen-seeds DIR | gen-seeds -d DIR\n");
 		return 1;
 	}
 	dir = argv[1];
