@@ -358,7 +358,7 @@ static void run(struct model *m, bool consume, struct in *sched)
 		loss_at[nr_losses++] = m->pages[k].first;
 	}
 
-	c = tm_cpu_open_memory(consume ? TRACEMAP_MODE_CONSUME : TRACEMAP_MODE_SNAPSHOT, m->meta,
+	c = tm_cpu_open_memory(0, consume ? TRACEMAP_MODE_CONSUME : TRACEMAP_MODE_SNAPSHOT, m->meta,
 			       m->subbufs, m->subbuf_size, m->nr_subbufs, get_reader, m);
 	check(c);
 	s.recs = skip;

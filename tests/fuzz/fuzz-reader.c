@@ -110,7 +110,7 @@ static void fuzz_stream(struct fake *f, unsigned int nr, unsigned int subbuf_siz
 	for (i = 0; i < 2; i++) {
 		unsigned char *base = f->map + i * half;
 
-		c[i] = tm_cpu_open_memory(mode, base, base + META_SIZE, subbuf_size, nr,
+		c[i] = tm_cpu_open_memory(i, mode, base, base + META_SIZE, subbuf_size, nr,
 					  get_reader, f);
 		if (!c[i]) {
 			if (i)
@@ -193,7 +193,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_stream(&f, nr, subbuf_size, mode, unordered, data, size);
 		goto out;
 	}
-	c = tm_cpu_open_memory(mode, f.map, f.map + META_SIZE, subbuf_size, nr, get_reader, &f);
+	c = tm_cpu_open_memory(0, mode, f.map, f.map + META_SIZE, subbuf_size, nr, get_reader, &f);
 	if (!c)
 		goto out;
 	for (i = 0; i + 4 <= size; i += 4) {

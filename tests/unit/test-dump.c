@@ -180,13 +180,13 @@ static void test_torn_page_dropped(void **state)
 	assert_int_equal(mprotect(map, SBS + NR_SUBBUFS * SBS, PROT_READ), 0);
 	assert_int_equal(mprotect(tear.data, 4096, PROT_NONE), 0);
 
-	c = tm_cpu_open_mapped(map, 0, TRACEMAP_MODE_SNAPSHOT);
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, NR_SUBBUFS, NULL,
+			       NULL);
 	assert_non_null(c);
 	mkdtemp(dir);
 	make_tracefs(dir);
-	d = tm_dump_from_readers(dir, &c, 1);
+	d = tm_dump_from_readers(&c, 1, &(struct tm_dump_src){ .tracefs = dir });
 	assert_non_null(d);
-	tracemap_cpu_close(c);
 	mprotect(map, SBS + NR_SUBBUFS * SBS, PROT_READ);
 	sigaction(SIGSEGV, &old, NULL);
 	/* every copy of it was overtaken: 4 tries in each of the 16 passes */
