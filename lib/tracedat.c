@@ -390,6 +390,28 @@ static int cmp_fmt(const void *a, const void *b)
 	return r ? r : strcmp(x->name, y->name);
 }
 
+/* A name tracefs can have as a directory of events/: no path in it. */
+static bool event_name(const char *s)
+{
+	return *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/');
+}
+
+/*
+ * An enabled event whose format is gone (a dynamic event removed since
+ * set_event was read) is left out with a warning: the file is still good.
+ */
+static bool format_exists(const char *sys, const char *name)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", kc.tracefs, sys, name);
+	if (!access(path, F_OK) || errno != ENOENT)
+		return true;
+	tm_log(TRACEMAP_LOG_WARN, "trace.dat: the enabled event %s:%s has no format (%s): "
+	       "left out of the file", sys, name, path);
+	return false;
+}
+
 /* Marks the formats @t needs: its "system:event" lines, then the ids in its pages. */
 static int kc_select(const struct tm_tracedat *t)
 {
@@ -407,9 +429,11 @@ static int kc_select(const struct tm_tracedat *t)
 			snprintf(sys, sizeof(sys), "%.*s", (int)(colon - p), p);
 			snprintf(name, sizeof(name), "%.*s", (int)(nl - colon - 1), colon + 1);
 			/* the ftrace formats are all in the ftrace part */
-			if (!strcmp(sys, "ftrace"))
+			if (!strcmp(sys, "ftrace") || !event_name(sys) || !event_name(name))
 				goto next;
 			f = kc_find(sys, name, 0);
+			if (!f && !format_exists(sys, name))
+				goto next;
 			if (!f)
 				f = kc_add(sys, name, -1);
 			if (!f)
