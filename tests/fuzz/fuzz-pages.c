@@ -13,17 +13,24 @@
  *    ring_buffer_map_get_reader() does (a stored count, or only the flag
  *    with the overrun counter grown by the count);
  *  - snapshot mode: every sub-buffer at once, ids shuffled, the reader
- *    page part-read.
+ *    page part-read;
+ *  - follow mode: a writer that goes on between two reads, committing
+ *    record by record and recycling the oldest sub-buffer when it needs
+ *    one, so that what was not read yet may be overwritten.
  *
  * The pages that come out (with and without TRACEMAP_PAGE_FLUSH between
  * calls, as the input says) are walked with the one record walker and must
  * hold exactly the records that went in, in order, with their times and
  * payload bytes, and each loss on the page that starts where it happened.
+ * In follow mode they must be the written records in order, none twice, any
+ * skipped one (overwritten) only where a loss is reported, up to the last
+ * one written.
  *
  * Input: [mode/flags] [sub-buffer size] [pages], then per page [lost kind]
  * [lost] [records] and per record [kind] [length] [delta]; what the input
  * lacks is 0. The rest, one byte per read_page() call: bit 0 asks for a
- * flush, bits 1-7 pick the next read position of the consume model.
+ * flush, bits 1-7 pick the next read position of the consume model or how
+ * far the follow model's writer goes on.
  */
 #include <limits.h>
 #include <stdbool.h>
@@ -46,6 +53,8 @@
 			abort();					\
 		}							\
 	} while (0)
+
+enum mode { CONSUME, SNAPSHOT, FOLLOW };
 
 struct in {
 	const uint8_t *p;
@@ -71,7 +80,7 @@ struct model_page {
 struct model {
 	unsigned int subbuf_size;
 	unsigned int nr_subbufs;	/* in the mapping */
-	unsigned int nr_ring;		/* consume: the ids the pages cycle through; the last is empty */
+	unsigned int nr_ring;		/* consume, follow: the ids pages cycle through; the last is empty */
 	unsigned int nr;		/* model pages */
 	struct model_page pages[MAX_PAGES];
 	unsigned int nr_recs;
@@ -79,7 +88,10 @@ struct model {
 	unsigned char *map;
 	struct trace_buffer_meta *meta;
 	unsigned char *subbufs;
-	/* consume: the reader page (model index, NONE before the first), its read position */
+	/*
+	 * consume: the reader page (model index, NONE before the first), its read
+	 * position; follow: the page the writer fills and its commit position
+	 */
 	unsigned int cur;
 	unsigned int pos;		/* a read position of nr_stops() */
 	unsigned int swaps;
@@ -195,15 +207,63 @@ static int get_reader(void *ctx)
 	return 0;
 }
 
-static int build(struct model *m, struct in *in, bool consume)
+/*
+ * Follow: the writer fills model page @k up to read position @pos, in ring
+ * slot k % nr_ring (recycling what was there), commit as far as it got.
+ */
+static void write_upto(struct model *m, unsigned int k, unsigned int pos)
 {
+	unsigned char *sb = subbuf(m, k % m->nr_ring);
+	uint64_t commit = read_off(&m->pages[k], pos);
+
+	if (getenv("FUZZ_DEBUG"))
+		fprintf(stderr, "writer: page %u (ts %llu, records %u from %u) in slot %u, commit "
+			"%llu (position %u of %u)\n", k, (unsigned long long)m->pages[k].e.page_ts,
+			m->pages[k].e.nr, m->pages[k].first, k % m->nr_ring,
+			(unsigned long long)commit, pos, nr_stops(&m->pages[k]));
+	memcpy(sb, m->pages[k].bytes, m->subbuf_size);
+	memcpy(sb + 8, &commit, sizeof(commit));
+	m->cur = k;
+	m->pos = pos;
+}
+
+/* The writer goes on by @step read positions, to the next pages when one is full. */
+static void write_more(struct model *m, unsigned int step)
+{
+	unsigned int k = m->cur, pos = m->pos + step;
+
+	while (pos > nr_stops(&m->pages[k]) && k + 1 < m->nr) {
+		pos -= nr_stops(&m->pages[k]) + 1;
+		k++;
+	}
+	if (pos > nr_stops(&m->pages[k]))
+		pos = nr_stops(&m->pages[k]);
+	/* every page it passed is complete, this one as far as it got */
+	while (m->cur < k) {
+		write_upto(m, m->cur, nr_stops(&m->pages[m->cur]));
+		write_upto(m, m->cur + 1, 0);
+	}
+	write_upto(m, k, pos);
+}
+
+/* Records committed so far: the whole sequence up to the writer's position. */
+static unsigned int committed(const struct model *m)
+{
+	const struct model_page *p = &m->pages[m->cur];
+
+	return p->first + recs_before(p, read_off(p, m->pos));
+}
+
+static int build(struct model *m, struct in *in, enum mode mode)
+{
+	bool consume = mode == CONSUME;
 	static const unsigned int sizes[] = { 64, 128, 256, 4096 };
 	uint64_t ts = 1000000000ULL, total = 0;
 	unsigned int k, i, n;
 
 	m->subbuf_size = sizes[take(in) % 4];
 	m->nr = 1 + take(in) % MAX_PAGES;
-	m->nr_subbufs = consume ? 3 + m->nr % 3 : m->nr + 1;
+	m->nr_subbufs = mode != SNAPSHOT ? 3 + m->nr % 3 : m->nr + 1;
 	m->nr_ring = m->nr_subbufs - 1;
 	m->map = calloc(1, META_SIZE + (size_t)m->nr_subbufs * m->subbuf_size);
 	if (!m->map)
@@ -282,7 +342,65 @@ static const struct sbe_rec *model_rec(const struct model *m, unsigned int j,
 struct seen {
 	unsigned int recs;		/* records found in the pages so far */
 	unsigned int losses;		/* losses found so far */
+	/* follow: the last record found (its index + 1, 0: none), a loss told since */
+	bool follow;
+	unsigned int next;
+	bool told;
 };
+
+/*
+ * Follow: the record that comes next in the sequence at or after @from
+ * with this time, size and payload; NONE when there is none. The earliest
+ * one: the delivered records must be a subsequence of the written ones.
+ */
+static unsigned int find_rec(const struct model *m, unsigned int from, const struct tm_rec *rec)
+{
+	const struct model_page *mp;
+	const struct sbe_rec *want;
+	unsigned int j;
+
+	for (j = from; j < m->nr_recs; j++) {
+		want = model_rec(m, j, &mp);
+		if (rec->ts == want->ts && rec->size == want->size &&
+		    !memcmp(rec->payload, mp->bytes + SBE_HDR + want->payload_off, rec->size))
+			return j;
+	}
+	return NONE;
+}
+
+/*
+ * Follow: the writer may overwrite what was not read yet, and the reader
+ * may report a gap it cannot rule out, but every record it delivers was
+ * written, in order, once, and a skipped one is never skipped silently.
+ */
+static void check_follow_page(const struct model *m, const unsigned char *page, struct seen *s)
+{
+	uint64_t commit = load64(page + 8);
+	unsigned int size = TM_COMMIT_SIZE(commit), j;
+	struct tm_walk w = { page + TM_SUBBUF_HDR, 0, size, load64(page) };
+	struct tm_rec rec;
+	bool first = true;
+	int ret;
+
+	check(size <= m->subbuf_size - TM_SUBBUF_HDR);
+	if (tm_subbuf_lost(page, m->subbuf_size))
+		s->told = true;
+	while ((ret = tm_walk_next(&w, &rec)) > 0) {
+		j = find_rec(m, s->next, &rec);
+		if (getenv("FUZZ_DEBUG"))
+			fprintf(stderr, "  record ts %llu size %u: sequence %u%s\n",
+				(unsigned long long)rec.ts, rec.size, j, s->told ? " after a gap" : "");
+		check(j != NONE);
+		/* a gap before the first record of a page at most: within one, none */
+		if (s->next && j != s->next)
+			check(first && s->told);
+		s->next = j + 1;
+		s->told = false;
+		first = false;
+		s->recs++;
+	}
+	check(ret == 0);
+}
 
 /*
  * One page the builder wrote: its records must be the next ones of the
@@ -322,8 +440,9 @@ static void check_page(const struct model *m, const unsigned char *page, struct 
 	check(ret == 0);
 }
 
-static void run(struct model *m, bool consume, struct in *sched)
+static void run(struct model *m, enum mode mode, struct in *sched)
 {
+	bool consume = mode == CONSUME;
 	long long losses[MAX_PAGES];
 	unsigned int loss_at[MAX_PAGES], nr_losses = 0, skip = 0, k, calls, bound;
 	struct tracemap_cpu *c;
@@ -338,6 +457,16 @@ static void run(struct model *m, bool consume, struct in *sched)
 		/* at mmap time the reader page is an empty one of its own */
 		m->cur = NONE;
 		m->meta->reader.id = m->nr_ring;
+	} else if (mode == FOLLOW) {
+		/* the writer is somewhere when the reader opens; the reader page is empty */
+		unsigned int last = take(sched) % m->nr;
+
+		/* what came before the ring's pages was overwritten before the open */
+		for (k = last < m->nr_ring ? 0 : last - m->nr_ring + 1; k < last; k++)
+			write_upto(m, k, nr_stops(&m->pages[k]));
+		write_upto(m, last, take(sched) % (nr_stops(&m->pages[last]) + 1));
+		m->meta->reader.id = m->nr_ring;
+		s.follow = true;
 	} else {
 		/* every page in the ring at once, the oldest as the reader page read up to a point */
 		unsigned int first = take(sched) % (m->nr + 1);
@@ -358,8 +487,9 @@ static void run(struct model *m, bool consume, struct in *sched)
 		loss_at[nr_losses++] = m->pages[k].first;
 	}
 
-	c = tm_cpu_open_memory(0, consume ? TRACEMAP_MODE_CONSUME : TRACEMAP_MODE_SNAPSHOT, m->meta,
-			       m->subbufs, m->subbuf_size, m->nr_subbufs, get_reader, m);
+	c = tm_cpu_open_memory(0, consume ? TRACEMAP_MODE_CONSUME : mode == FOLLOW ?
+			       TRACEMAP_MODE_FOLLOW : TRACEMAP_MODE_SNAPSHOT, m->meta, m->subbufs,
+			       m->subbuf_size, m->nr_subbufs, get_reader, m);
 	check(c);
 	s.recs = skip;
 	/*
@@ -373,6 +503,9 @@ static void run(struct model *m, bool consume, struct in *sched)
 		unsigned int flags = calls >= bound || !sched->left || (b & 1) ?
 				     TRACEMAP_PAGE_FLUSH : 0;
 
+		/* the writer goes on between two reads (in the first half), overwriting */
+		if (mode == FOLLOW && sched->left && calls < bound)
+			write_more(m, b >> 1 & 7);
 		ret = tracemap_cpu_read_page(c, page, m->subbuf_size, flags);
 		if (getenv("FUZZ_DEBUG"))
 			fprintf(stderr, "read_page(%s) = %d: model page %u pos %u, %u records %u losses "
@@ -380,19 +513,36 @@ static void run(struct model *m, bool consume, struct in *sched)
 		check(ret >= 0);
 		if (ret > 0) {
 			check(ret == (int)m->subbuf_size);
-			check_page(m, page, &s, losses, loss_at, nr_losses);
-		} else if (flags && (!consume || consumed_all(m))) {
+			if (mode == FOLLOW)
+				check_follow_page(m, page, &s);
+			else
+				check_page(m, page, &s, losses, loss_at, nr_losses);
+		} else if (flags && (mode == SNAPSHOT || (consume && consumed_all(m)) ||
+				     (mode == FOLLOW && (!sched->left || calls >= bound)))) {
 			break;
 		}
 	}
-	check(s.recs == m->nr_recs);
-	check(s.losses == nr_losses);
+	if (mode == FOLLOW) {
+		unsigned int oldest = m->cur < m->nr_ring ? 0 : m->cur - m->nr_ring + 1;
+
+		/* the newest records are in the ring: delivered up to the last one */
+		if (getenv("FUZZ_DEBUG"))
+			fprintf(stderr, "follow: delivered up to %u of %u, ring from page %u (record "
+				"%u)\n", s.next, committed(m), oldest, m->pages[oldest].first);
+		if (committed(m) > m->pages[oldest].first)
+			check(s.next == committed(m));
+	} else {
+		check(s.recs == m->nr_recs);
+		check(s.losses == nr_losses);
+	}
 	tracemap_cpu_close(c);
 	free(page);
 }
 
 static void quiet(void *ctx, enum tracemap_log_level level, const char *msg)
 {
+	if (getenv("FUZZ_DEBUG"))
+		fprintf(stderr, "libtracemap: %s\n", msg);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -401,13 +551,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct model m = { 0 };
 	struct in in = { data, size };
-	bool consume;
+	enum mode mode;
 	unsigned int k;
 
 	tracemap_set_print(quiet, NULL);
-	consume = !(take(&in) & 1);
-	if (!build(&m, &in, consume))
-		run(&m, consume, &in);
+	mode = (enum mode)(take(&in) % 3);
+	if (!build(&m, &in, mode))
+		run(&m, mode, &in);
 	for (k = 0; k < m.nr; k++) {
 		sbe_release(&m.pages[k].e);
 		free(m.pages[k].bytes);
