@@ -23,7 +23,7 @@ HAVE_LIBFUZZER	:= $(shell echo '$(FUZZ_PROBE)' | \
 		     $(CLANG) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo y)
 endif
 
-$(FUZZ_BIN): tests/fuzz/fuzz-subbuf.c lib/subbuf.c lib/tracemap-local.h include/tracemap.h
+$(FUZZ_BIN): tests/fuzz/fuzz-subbuf.c tests/fuzz/fuzz.h lib/subbuf.c lib/tracemap-local.h include/tracemap.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CLANG   $@")
 	$(Q)$(CLANG) $(CPPFLAGS) -Ilib $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz-subbuf.c lib/subbuf.c
@@ -31,7 +31,7 @@ $(FUZZ_BIN): tests/fuzz/fuzz-subbuf.c lib/subbuf.c lib/tracemap-local.h include/
 FUZZ_READER	:= $(O)/tests/fuzz/fuzz-reader
 
 # the whole library: the reader reaches every source of regions
-$(FUZZ_READER): tests/fuzz/fuzz-reader.c $(LIB_SRCS) lib/*.h include/tracemap.h
+$(FUZZ_READER): tests/fuzz/fuzz-reader.c tests/fuzz/fuzz.h $(LIB_SRCS) lib/*.h include/tracemap.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CLANG   $@")
 	$(Q)$(CLANG) $(CPPFLAGS) -Ilib $(TFS_CFLAGS) $(TEP_CFLAGS) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz-reader.c \
@@ -40,7 +40,7 @@ $(FUZZ_READER): tests/fuzz/fuzz-reader.c $(LIB_SRCS) lib/*.h include/tracemap.h
 FUZZ_PAGES	:= $(O)/tests/fuzz/fuzz-pages
 
 # the reader's sources of regions and the page builder, fed by the test encoder
-$(FUZZ_PAGES): tests/fuzz/fuzz-pages.c tests/sbuf-encode.c tests/sbuf-encode.h $(LIB_SRCS) lib/*.h \
+$(FUZZ_PAGES): tests/fuzz/fuzz-pages.c tests/fuzz/fuzz.h tests/sbuf-encode.c tests/sbuf-encode.h $(LIB_SRCS) lib/*.h \
 		include/tracemap.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CLANG   $@")
@@ -52,7 +52,7 @@ FUZZ_TC_CFLAGS	:= $(call pkg_flags,libtracecmd,cflags)
 FUZZ_TC_LIBS	:= $(call pkg_flags,libtracecmd,libs)
 
 # dumps of synthetic mappings through the one trace.dat writer, read back by libtracecmd
-$(FUZZ_TRACEDAT): tests/fuzz/fuzz-tracedat.c tests/sbuf-encode.c tests/sbuf-encode.h $(LIB_SRCS) \
+$(FUZZ_TRACEDAT): tests/fuzz/fuzz-tracedat.c tests/fuzz/fuzz.h tests/sbuf-encode.c tests/sbuf-encode.h $(LIB_SRCS) \
 		lib/*.h include/tracemap.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CLANG   $@")

@@ -39,35 +39,14 @@
 #include <string.h>
 
 #include "sbuf-encode.h"
+#include "fuzz.h"
 #include "tracemap-local.h"
 
 #define MAX_PAGES	12
 #define META_SIZE	((unsigned int)sizeof(struct trace_buffer_meta))
 #define NONE		UINT_MAX
 
-#define check(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: check failed: %s\n",	\
-				__FILE__, __LINE__, #cond);		\
-			abort();					\
-		}							\
-	} while (0)
-
 enum mode { CONSUME, SNAPSHOT, FOLLOW };
-
-struct in {
-	const uint8_t *p;
-	size_t left;
-};
-
-static unsigned int take(struct in *in)
-{
-	if (!in->left)
-		return 0;
-	in->left--;
-	return *in->p++;
-}
 
 /* One sub-buffer as the kernel wrote it, and what a reader must find in it. */
 struct model_page {
@@ -95,7 +74,7 @@ struct model {
 	unsigned int cur;
 	unsigned int pos;		/* a read position of nr_stops() */
 	unsigned int swaps;
-	struct in *sched;
+	struct fuzz_in *sched;
 	uint64_t overrun;
 	uint64_t nread;
 };
@@ -254,7 +233,7 @@ static unsigned int committed(const struct model *m)
 	return p->first + recs_before(p, read_off(p, m->pos));
 }
 
-static int build(struct model *m, struct in *in, enum mode mode)
+static int build(struct model *m, struct fuzz_in *in, enum mode mode)
 {
 	bool consume = mode == CONSUME;
 	static const unsigned int sizes[] = { 64, 128, 256, 4096 };
@@ -440,7 +419,7 @@ static void check_page(const struct model *m, const unsigned char *page, struct 
 	check(ret == 0);
 }
 
-static void run(struct model *m, enum mode mode, struct in *sched)
+static void run(struct model *m, enum mode mode, struct fuzz_in *sched)
 {
 	bool consume = mode == CONSUME;
 	long long losses[MAX_PAGES];
@@ -539,22 +518,16 @@ static void run(struct model *m, enum mode mode, struct in *sched)
 	free(page);
 }
 
-static void quiet(void *ctx, enum tracemap_log_level level, const char *msg)
-{
-	if (getenv("FUZZ_DEBUG"))
-		fprintf(stderr, "libtracemap: %s\n", msg);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct model m = { 0 };
-	struct in in = { data, size };
+	struct fuzz_in in = { data, size };
 	enum mode mode;
 	unsigned int k;
 
-	tracemap_set_print(quiet, NULL);
+	tracemap_set_print(fuzz_print, NULL);
 	mode = (enum mode)(take(&in) % 3);
 	if (!build(&m, &in, mode))
 		run(&m, mode, &in);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "tracemap-local.h"
 
 #define META_SIZE	((unsigned int)sizeof(struct trace_buffer_meta))
@@ -64,11 +65,6 @@ static void check_region(const struct tracemap_region *r, unsigned int subbuf_si
 	while (tm_walk_next(&w, &rec) > 0)
 		if (rec.off + rec.size > r->end)
 			abort();
-}
-
-/* the reader explains corrupt records: silence, the fuzzer checks what it returns */
-static void quiet(void *ctx, enum tracemap_log_level level, const char *msg)
-{
 }
 
 struct merge {
@@ -188,7 +184,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data += take;
 	size -= take;
 
-	tracemap_set_print(quiet, NULL);
+	/* the reader explains corrupt records: silence, the fuzzer checks what it returns */
+	tracemap_set_print(fuzz_print, NULL);
 	if (stream) {
 		fuzz_stream(&f, nr, subbuf_size, mode, unordered, data, size);
 		goto out;

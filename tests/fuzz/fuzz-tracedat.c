@@ -35,6 +35,7 @@
 #include <trace-cmd/trace-cmd.h>
 
 #include "sbuf-encode.h"
+#include "fuzz.h"
 #include "tracemap-local.h"
 
 #define MAX_CPUS	16
@@ -43,28 +44,6 @@
 #define PRINT_ID	5
 #define SWITCH_ID	6
 #define ODD_ID		7
-
-#define check(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: check failed: %s\n",	\
-				__FILE__, __LINE__, #cond);		\
-			abort();					\
-		}							\
-	} while (0)
-
-struct in {
-	const uint8_t *p;
-	size_t left;
-};
-
-static unsigned int take(struct in *in)
-{
-	if (!in->left)
-		return 0;
-	in->left--;
-	return *in->p++;
-}
 
 static char tracefs[64];
 static char kallsyms[128];
@@ -209,7 +188,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 /* The format of fuzz:odd from the input: field lines and a print format. */
-static void odd_format(struct in *in)
+static void odd_format(struct fuzz_in *in)
 {
 	static const char *types[] = { "int", "char", "u64", "unsigned long", "char *", "__u8",
 				       "long long", "__data_loc char[]" };
@@ -245,7 +224,7 @@ static void odd_format(struct in *in)
 }
 
 /* saved_cmdlines: none, a few, garbage, or a large table */
-static char *cmdlines(struct in *in, size_t *len)
+static char *cmdlines(struct fuzz_in *in, size_t *len)
 {
 	unsigned int kind = take(in), n, i;
 	size_t cap = kind % 8 == 2 ? 2 << 20 : 4096, l = 0;
@@ -275,7 +254,7 @@ static char *cmdlines(struct in *in, size_t *len)
 }
 
 /* set_event: known, unknown and garbage lines */
-static char *set_event(struct in *in)
+static char *set_event(struct fuzz_in *in)
 {
 	static const char *lines[] = { "ftrace:print\n", "sched:sched_switch\n", "fuzz:odd\n",
 				       "nosuch:event\n", "sched:nosuch\n", ":\n", "noline",
@@ -314,7 +293,7 @@ static unsigned char *subbuf_at(struct fcpu *fc, unsigned int sbs, unsigned int 
 	return fc->map + META_SIZE + (size_t)id * sbs;
 }
 
-static void build_cpu(struct fcpu *fc, struct in *in, unsigned int sbs, uint64_t *ts)
+static void build_cpu(struct fcpu *fc, struct fuzz_in *in, unsigned int sbs, uint64_t *ts)
 {
 	struct trace_buffer_meta *meta;
 	unsigned int k, i, n, lie;
@@ -465,12 +444,6 @@ static void unmap_left(int fd)
 		fclose(f);
 }
 
-static void quiet(void *ctx, enum tracemap_log_level level, const char *msg)
-{
-	if (getenv("FUZZ_DEBUG"))
-		fprintf(stderr, "libtracemap: %s\n", msg);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -482,7 +455,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tracemap_cpu *readers[MAX_CPUS];
 	struct tracecmd_input *h, *ih;
 	struct fcpu cpus[MAX_CPUS] = { 0 };
-	struct in in = { data, size };
+	struct fuzz_in in = { data, size };
 	struct tm_dump_src src = { 0 };
 	struct tracemap_dump_cpu_stats st;
 	struct tracemap_dump *d;
@@ -491,7 +464,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char instance[32];
 	int fd, ret, cpu = -1;
 
-	tracemap_set_print(quiet, NULL);
+	tracemap_set_print(fuzz_print, NULL);
 	flags = take(&in);
 	sbs = sizes[take(&in) % 4];
 	nr = 1 + take(&in) % MAX_CPUS;

@@ -14,8 +14,5 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/fuzz/fuzz.shlib
 SEEDS=$O/tests/fuzz/desc-seeds
-if [ ! -f "$SEEDS/.stamp" ]; then
-	echo "FAIL: no seeds in $SEEDS: run 'make check-build'"
-	exit 1
-fi
+fuzz_seeds "$SEEDS"
 fuzz_run fuzz-pages "${FUZZ_SECONDS:-20}" 4096 "$O/tests/fuzz/pages-corpus" "$SEEDS"

@@ -18,9 +18,6 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/fuzz/fuzz.shlib
 SEEDS=$O/tests/fuzz/desc-seeds
-if [ ! -f "$SEEDS/.stamp" ]; then
-	echo "FAIL: no seeds in $SEEDS: run 'make check-build'"
-	exit 1
-fi
+fuzz_seeds "$SEEDS"
 FUZZ_ARGS=-detect_leaks=0
 fuzz_run fuzz-tracedat "${FUZZ_SECONDS:-30}" 4096 "$O/tests/fuzz/tracedat-corpus" "$SEEDS"

@@ -140,10 +140,37 @@ static unsigned int fill(unsigned char *sb, uint64_t page_ts, unsigned int *seq)
 	return n;
 }
 
+/*
+ * Write @d (freed then) as @dir/trace.dat and start `trace-cmd report` on it;
+ * NULL when trace-cmd is not installed (the file is then not read back).
+ */
+static FILE *write_and_report(struct tracemap_dump *d, const char *dir)
+{
+	char path[4200], cmd[8600];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/trace.dat", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(tracemap_dump_write(d, fd), 0);
+	close(fd);
+	tracemap_dump_free(d);
+
+	if (system("command -v trace-cmd > /dev/null")) {
+		printf("trace-cmd is not installed: the file is not read back (make deps)\n");
+		return NULL;
+	}
+	snprintf(cmd, sizeof(cmd), "trace-cmd report %s 2>&1", path);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	return f;
+}
+
 static void test_torn_page_dropped(void **state)
 {
 	unsigned int first[NR_SUBBUFS], count[NR_SUBBUFS], seq = 0, i, got = 0, marks = 0;
-	char dir[] = "/tmp/tm-test-dump.XXXXXX", path[4200], cmd[8600], line[512];
+	char dir[] = "/tmp/tm-test-dump.XXXXXX", cmd[8600], line[512];
 	struct tracemap_dump_cpu_stats st;
 	struct trace_buffer_meta *meta;
 	struct tracemap_cpu *c;
@@ -153,7 +180,6 @@ static void test_torn_page_dropped(void **state)
 	bool mark_before = false;
 	unsigned int next = 0;
 	FILE *f;
-	int fd;
 
 	(void)state;
 	map = mmap(NULL, SBS + NR_SUBBUFS * SBS, PROT_READ | PROT_WRITE,
@@ -197,20 +223,9 @@ static void test_torn_page_dropped(void **state)
 	assert_int_equal(st.events, count[0] + count[1] + count[3]);
 	assert_true(st.lost_gaps >= 1);
 
-	snprintf(path, sizeof(path), "%s/trace.dat", dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(tracemap_dump_write(d, fd), 0);
-	close(fd);
-	tracemap_dump_free(d);
-
-	if (system("command -v trace-cmd > /dev/null")) {
-		printf("trace-cmd is not installed: the file is not read back (make deps)\n");
+	f = write_and_report(d, dir);
+	if (!f)
 		goto out;
-	}
-	snprintf(cmd, sizeof(cmd), "trace-cmd report %s 2>&1", path);
-	f = popen(cmd, "r");
-	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
 		char *s = strstr(line, "seq ");
 		unsigned int n;
@@ -255,14 +270,13 @@ out:
  */
 static void test_enabled_event_gone(void **state)
 {
-	char dir[] = "/tmp/tm-test-dump.XXXXXX", path[4200], cmd[8600], line[512];
+	char dir[] = "/tmp/tm-test-dump.XXXXXX", cmd[8600], line[512];
 	struct trace_buffer_meta *meta;
 	struct tracemap_cpu *c;
 	struct tracemap_dump *d;
 	unsigned char *map;
 	unsigned int seq = 0, n, got = 0;
 	FILE *f;
-	int fd;
 
 	(void)state;
 	map = calloc(1, SBS + 2 * SBS);
@@ -283,20 +297,9 @@ static void test_enabled_event_gone(void **state)
 	d = tm_dump_from_readers(&c, 1, &(struct tm_dump_src){
 		.tracefs = dir, .events = "ftrace:print\nkprobes:gone\n../..:x\nnoline" });
 	assert_non_null(d);
-	snprintf(path, sizeof(path), "%s/trace.dat", dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(tracemap_dump_write(d, fd), 0);
-	close(fd);
-	tracemap_dump_free(d);
-
-	if (system("command -v trace-cmd > /dev/null")) {
-		printf("trace-cmd is not installed: the file is not read back (make deps)\n");
+	f = write_and_report(d, dir);
+	if (!f)
 		goto out;
-	}
-	snprintf(cmd, sizeof(cmd), "trace-cmd report %s 2>&1", path);
-	f = popen(cmd, "r");
-	assert_non_null(f);
 	while (fgets(line, sizeof(line), f))
 		got += !!strstr(line, "seq ");
 	assert_int_equal(pclose(f) & 0xff, 0);
