@@ -459,7 +459,8 @@ void tracemap_dump_free(struct tracemap_dump *d)
  * @d: the dump
  * @fd: a file or a pipe, written front to back
  *
- * Reads the formats, kallsyms and printk formats during the call. A dump can
+ * Reads the formats, kallsyms and printk formats during the call; an enabled
+ * event whose format is gone by then is left out with a warning. A dump can
  * be written more than once.
  *
  * Returns 0, or -errno with errno set.
