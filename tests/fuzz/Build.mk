@@ -76,7 +76,13 @@ $(FUZZ_DESC)/.stamp: $(FUZZ_GEN)
 	$(if $(Q),@echo "  GEN     $(FUZZ_DESC)")
 	$(Q)rm -rf $(FUZZ_DESC) && mkdir -p $(FUZZ_DESC) && $(FUZZ_GEN) -d $(FUZZ_DESC) && touch $@
 
-CHECK_TARGETS	+= $(FUZZ_SEEDS)/.stamp $(FUZZ_DESC)/.stamp \
+FUZZ_RSEEDS	:= $(O)/tests/fuzz/reader-seeds
+
+$(FUZZ_RSEEDS)/.stamp: $(FUZZ_GEN)
+	$(if $(Q),@echo "  GEN     $(FUZZ_RSEEDS)")
+	$(Q)rm -rf $(FUZZ_RSEEDS) && mkdir -p $(FUZZ_RSEEDS) && $(FUZZ_GEN) -r $(FUZZ_RSEEDS) && touch $@
+
+CHECK_TARGETS	+= $(FUZZ_SEEDS)/.stamp $(FUZZ_DESC)/.stamp $(FUZZ_RSEEDS)/.stamp \
 		   $(if $(HAVE_LIBFUZZER),$(FUZZ_BIN) $(FUZZ_READER) $(FUZZ_PAGES) $(FUZZ_TRACEDAT))
 TESTS		+= tests/fuzz/run-fuzz-subbuf.sh tests/fuzz/run-fuzz-reader.sh \
 		   tests/fuzz/run-fuzz-pages.sh tests/fuzz/run-fuzz-tracedat.sh
