@@ -143,14 +143,6 @@ static inline const unsigned char *tm_subbuf_at(const struct tracemap_cpu *c, un
 	return c->subbufs + (size_t)id * c->subbuf_size;
 }
 
-/*
- * cpu.c: a mapped reader over @map, laid out like the kernel's mapping of
- * trace_pipe_raw (meta page, then the sub-buffers), which stays the
- * caller's: what the unit tests give the snapshot and the dump. No fd, so
- * consume mode cannot call GET_READER on it.
- */
-struct tracemap_cpu *tm_cpu_open_mapped(const void *map, int cpu, enum tracemap_mode mode);
-
 /* cpu.c: what every source uses */
 void tm_region_init(const struct tracemap_cpu *c, struct tracemap_region *r,
 		    const unsigned char *sb, unsigned int id);

@@ -251,12 +251,19 @@ fail:
 	return NULL;
 }
 
-struct tracemap_cpu *tm_cpu_open_mapped(const void *map, int cpu, enum tracemap_mode mode)
+struct tracemap_cpu *tm_cpu_open_memory(int cpu, enum tracemap_mode mode, const void *meta,
+					const void *subbufs, unsigned int subbuf_size,
+					unsigned int nr_subbufs, int (*get_reader)(void *ctx),
+					void *ctx)
 {
-	const struct trace_buffer_meta *m = map;
 	struct tracemap_cpu *c;
 	int ret;
 
+	if (cpu < 0 || mode > TRACEMAP_MODE_FOLLOW || subbuf_size < 64 || subbuf_size % 16 ||
+	    nr_subbufs < 2) {
+		tm_err(EINVAL);
+		return NULL;
+	}
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		tm_err(ENOMEM);
@@ -268,44 +275,6 @@ struct tracemap_cpu *tm_cpu_open_mapped(const void *map, int cpu, enum tracemap_
 	c->backend = TRACEMAP_BACKEND_MMAP;
 	c->consume.id = TM_NO_ID;
 	c->follow.cur.id = TM_NO_ID;
-	ret = use_meta(c, m, "the given mapping");
-	if (!ret) {
-		c->meta = m;
-		c->subbufs = (const unsigned char *)map + m->meta_page_size;
-		ret = init_sources(c);
-	}
-	if (ret) {
-		tracemap_cpu_close(c);
-		errno = -ret;
-		return NULL;
-	}
-	return c;
-}
-
-/**
- * tracemap_cpu_close - unmap and free a reader
- * @c: the reader; NULL is allowed
- */
-struct tracemap_cpu *tm_cpu_open_memory(enum tracemap_mode mode, const void *meta,
-					const void *subbufs, unsigned int subbuf_size,
-					unsigned int nr_subbufs, int (*get_reader)(void *ctx),
-					void *ctx)
-{
-	struct tracemap_cpu *c;
-	int ret;
-
-	if (mode > TRACEMAP_MODE_FOLLOW || subbuf_size < 64 || subbuf_size % 16 || nr_subbufs < 2) {
-		tm_err(EINVAL);
-		return NULL;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		tm_err(ENOMEM);
-		return NULL;
-	}
-	c->fd = -1;
-	c->mode = mode;
-	c->backend = TRACEMAP_BACKEND_MMAP;
 	c->meta = meta;
 	c->subbufs = subbufs;
 	c->subbuf_size = subbuf_size;
@@ -323,6 +292,10 @@ struct tracemap_cpu *tm_cpu_open_memory(enum tracemap_mode mode, const void *met
 	return c;
 }
 
+/**
+ * tracemap_cpu_close - unmap and free a reader
+ * @c: the reader; NULL is allowed
+ */
 void tracemap_cpu_close(struct tracemap_cpu *c)
 {
 	if (!c)

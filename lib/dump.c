@@ -29,6 +29,7 @@ struct tracemap_dump {
 	char *cmdlines;			/* saved_cmdlines as of the copy */
 	size_t cmdlines_len;
 	char *events;			/* set_event as of the copy */
+	char *kallsyms;			/* NULL: /proc/kallsyms */
 	unsigned char ids[TM_EVENT_IDS / 8];	/* the event ids in the pages */
 	unsigned int subbuf_size;
 	int nr;
@@ -227,31 +228,63 @@ static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c)
 	return 0;
 }
 
-struct tracemap_dump *tm_dump_from_readers(const char *tracefs, struct tracemap_cpu **readers,
-					   int n)
+static char *memdup_str(const char *p, size_t len)
+{
+	char *s = malloc(len + 1);
+
+	if (s) {
+		if (len)
+			memcpy(s, p, len);
+		s[len] = '\0';
+	}
+	return s;
+}
+
+struct tracemap_dump *tm_dump_from_readers(struct tracemap_cpu **readers, int n,
+					   const struct tm_dump_src *src)
 {
 	struct tracemap_dump *d;
-	int ret = -ENOMEM;
+	int i, ret = -ENOMEM;
 
+	if (!readers || n <= 0 || !src || !src->tracefs) {
+		ret = -EINVAL;
+		d = NULL;
+		goto fail;
+	}
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		goto fail;
 	d->cpus = calloc(n, sizeof(*d->cpus));
-	d->tracefs = strdup(tracefs);
-	d->clock = strdup("local");
-	d->cmdlines = strdup("");
-	d->events = strdup("");
-	if (!d->cpus || !d->tracefs || !d->clock || !d->cmdlines || !d->events)
+	d->tracefs = strdup(src->tracefs);
+	d->instance = src->instance && *src->instance ? strdup(src->instance) : NULL;
+	d->clock = strdup(src->clock ? src->clock : "local");
+	d->cmdlines = memdup_str(src->cmdlines, src->cmdlines ? src->cmdlines_len : 0);
+	d->cmdlines_len = src->cmdlines ? src->cmdlines_len : 0;
+	d->events = strdup(src->events ? src->events : "");
+	d->kallsyms = src->kallsyms ? strdup(src->kallsyms) : NULL;
+	if (!d->cpus || !d->tracefs || !d->clock || !d->cmdlines || !d->events ||
+	    (src->instance && *src->instance && !d->instance) || (src->kallsyms && !d->kallsyms))
 		goto fail;
 	d->total.cpu = -1;
 	for (d->nr = 0; d->nr < n; d->nr++) {
-		d->cpus[d->nr].st.cpu = tracemap_cpu_id(readers[d->nr]);
+		struct dump_cpu *dc = &d->cpus[d->nr];
+
+		dc->st.cpu = tracemap_cpu_id(readers[d->nr]);
+		dc->st.overrun = src->overrun ? src->overrun[d->nr] : 0;
+		dc->read = src->read ? src->read[d->nr] : 0;
 		ret = add_cpu(d, d->nr, readers[d->nr]);
+		/* the copy is no longer needed once its pages are taken */
+		tracemap_cpu_close(readers[d->nr]);
+		readers[d->nr] = NULL;
 		if (ret)
 			goto fail;
 	}
 	return d;
 fail:
+	for (i = 0; readers && i < n; i++) {
+		tracemap_cpu_close(readers[i]);
+		readers[i] = NULL;
+	}
 	if (d)
 		d->nr++;
 	tracemap_dump_free(d);
@@ -278,124 +311,125 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	struct tracemap_cpu_opts copts = { .sz = sizeof(copts), .mode = TRACEMAP_MODE_SNAPSHOT,
 					   .flags = TRACEMAP_CPU_NO_FALLBACK };
 	char tfs[4096], idir[4096], path[4200];
+	uint64_t *overrun = NULL, *nread = NULL, *copy_ns = NULL, t0, start, total_ns;
 	struct tracemap_cpu **readers = NULL;
 	struct tracemap_dump *d = NULL;
 	struct tracemap_dump_opts o;
-	uint64_t t0, start;
+	struct tm_dump_src src = { 0 };
 	bool *set = NULL;
 	size_t len;
-	int ret, i, n;
+	int ret, i, n, nr = 0;
 
 	memset(&o, 0, sizeof(o));
 	ret = tm_opts_copy(&o, sizeof(o), opts, sizeof(size_t), "tracemap_dump_opts");
 	if (ret)
-		goto fail;
+		goto out;
 	if (o.flags & ~TRACEMAP_DUMP_AS_TOP) {
 		tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_opts.flags %#x: unknown flags, "
 		       "pass 0 or TRACEMAP_DUMP_AS_TOP", o.flags);
 		ret = tm_err(EINVAL);
-		goto fail;
+		goto out;
 	}
 	ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
 	if (!ret)
 		ret = tracemap_instance_dir(tfs, instance, idir, sizeof(idir));
 	if (ret)
-		goto fail;
+		goto out;
 
 	set = calloc(TM_MAX_CPUS, sizeof(*set));
-	d = calloc(1, sizeof(*d));
-	if (!set || !d) {
+	if (!set) {
 		ret = tm_err(ENOMEM);
-		goto fail;
+		goto out;
 	}
 	n = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
 	if (n < 0) {
 		ret = n;
-		goto fail;
+		goto out;
 	}
-	d->cpus = calloc(n, sizeof(*d->cpus));
 	readers = calloc(n, sizeof(*readers));
-	d->tracefs = strdup(tfs);
-	d->instance = instance && *instance ? strdup(instance) : NULL;
-	d->as_top = o.flags & TRACEMAP_DUMP_AS_TOP;
-	if (!d->cpus || !readers || !d->tracefs || (instance && *instance && !d->instance)) {
+	overrun = calloc(n, sizeof(*overrun));
+	nread = calloc(n, sizeof(*nread));
+	copy_ns = calloc(n, sizeof(*copy_ns));
+	if (!readers || !overrun || !nread || !copy_ns) {
 		ret = tm_err(ENOMEM);
-		goto fail;
+		goto out;
 	}
 
 	/* the copies first, back to back: the time between CPUs is the copy time alone */
 	copts.tracefs_dir = tfs;
 	start = tm_now_ns();
 	for (i = 0; i < TM_MAX_CPUS; i++) {
-		struct dump_cpu *dc;
-
 		if (!set[i])
 			continue;
-		dc = &d->cpus[d->nr];
 		t0 = tm_now_ns();
-		readers[d->nr] = tracemap_cpu_open(instance, i, &copts);
-		if (!readers[d->nr]) {
+		readers[nr] = tracemap_cpu_open(instance, i, &copts);
+		if (!readers[nr]) {
 			ret = -errno;
-			goto fail;
+			goto out;
 		}
-		dc->st.copy_ns = tm_now_ns() - t0;
-		dc->st.cpu = i;
+		copy_ns[nr] = tm_now_ns() - t0;
 		/* the kernel's counters as of the copy: the meta page has them only as of
 		   the last GET_READER of any reader */
 		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/stats", idir, i);
 		if (!tm_cpu_stats_file(path, &cst)) {
-			dc->st.overrun = cst.kernel_overrun;
-			dc->read = cst.kernel_read;
+			overrun[nr] = cst.kernel_overrun;
+			nread[nr] = cst.kernel_read;
 		}
-		d->nr++;
+		nr++;
 	}
-	d->total.copy_ns = tm_now_ns() - start;
-	d->total.cpu = -1;
+	total_ns = tm_now_ns() - start;
 
+	src = (struct tm_dump_src){ .tracefs = tfs, .instance = instance, .overrun = overrun,
+				    .read = nread };
 	/* what names the tasks as of the copy */
 	snprintf(path, sizeof(path), "%s/saved_cmdlines", tfs);
-	d->cmdlines = slurp(path, &d->cmdlines_len);
-	if (!d->cmdlines) {
+	src.cmdlines = slurp(path, &src.cmdlines_len);
+	if (!src.cmdlines) {
 		ret = -errno;
 		tm_log(TRACEMAP_LOG_ERROR, "cannot read %s: %s", path, strerror(errno));
-		goto fail;
+		goto out;
 	}
 	/* the enabled events, whose formats a reader wants even before they occur */
 	snprintf(path, sizeof(path), "%s/set_event", idir);
-	d->events = slurp(path, &len);
-	if (!d->events) {
+	src.events = slurp(path, &len);
+	if (!src.events) {
 		ret = -errno;
 		tm_log(TRACEMAP_LOG_ERROR, "cannot read %s: %s", path, strerror(errno));
-		goto fail;
+		goto out;
 	}
-	d->clock = read_clock(idir);
-	if (!d->clock) {
+	src.clock = read_clock(idir);
+	if (!src.clock) {
 		ret = tm_err(ENOMEM);
-		goto fail;
+		goto out;
 	}
 
-	for (i = 0; i < d->nr; i++) {
-		ret = add_cpu(d, i, readers[i]);
-		tracemap_cpu_close(readers[i]);
-		readers[i] = NULL;
-		if (ret)
-			goto fail;
+	d = tm_dump_from_readers(readers, nr, &src);
+	if (!d) {
+		ret = -errno;
+		goto out;
 	}
-	free(readers);
-	free(set);
-	return d;
-fail:
+	d->as_top = o.flags & TRACEMAP_DUMP_AS_TOP;
+	for (i = 0; i < nr; i++)
+		d->cpus[i].st.copy_ns = copy_ns[i];
+	d->total.copy_ns = total_ns;
+out:
 	/* every failure is explained, as tracemap_*_open() ones are */
 	if (ret == -ENOMEM)
 		tm_log(TRACEMAP_LOG_ERROR, "out of memory copying the buffer of %s: the copy "
 		       "needs twice the ring of every CPU", instance ? instance : "the top level");
-	for (i = 0; readers && d && i < d->nr; i++)
+	for (i = 0; readers && i < nr; i++)
 		tracemap_cpu_close(readers[i]);
 	free(readers);
+	free(overrun);
+	free(nread);
+	free(copy_ns);
 	free(set);
-	tracemap_dump_free(d);
-	errno = -ret;
-	return NULL;
+	free((char *)src.cmdlines);
+	free((char *)src.events);
+	free((char *)src.clock);
+	if (ret)
+		errno = -ret;
+	return ret ? NULL : d;
 }
 
 /**
@@ -416,6 +450,7 @@ void tracemap_dump_free(struct tracemap_dump *d)
 	free(d->clock);
 	free(d->cmdlines);
 	free(d->events);
+	free(d->kallsyms);
 	free(d);
 }
 
@@ -424,7 +459,8 @@ void tracemap_dump_free(struct tracemap_dump *d)
  * @d: the dump
  * @fd: a file or a pipe, written front to back
  *
- * Reads the formats, kallsyms and printk formats during the call. A dump can
+ * Reads the formats, kallsyms and printk formats during the call; an enabled
+ * event whose format is gone by then is left out with a warning. A dump can
  * be written more than once.
  *
  * Returns 0, or -errno with errno set.
@@ -452,6 +488,7 @@ int tracemap_dump_write(struct tracemap_dump *d, int fd)
 		.cmdlines_len = d->cmdlines_len,
 		.events = d->events,
 		.ids = d->ids,
+		.kallsyms = d->kallsyms,
 		.page_size = d->subbuf_size,
 		.cpus = cpus,
 		.nr = d->nr,

@@ -216,6 +216,7 @@ struct fmt {
 static struct {
 	pthread_mutex_t lock;
 	char *tracefs;
+	char *kallsyms;
 	struct obuf sig;
 	struct obuf head;		/* header_page, header_event, the ftrace formats */
 	struct obuf tail;		/* kallsyms, printk formats */
@@ -235,6 +236,7 @@ static void kc_reset(void)
 	}
 	free(kc.fmts);
 	free(kc.tracefs);
+	free(kc.kallsyms);
 	free(kc.sig.p);
 	free(kc.head.p);
 	free(kc.tail.p);
@@ -242,6 +244,7 @@ static void kc_reset(void)
 	kc.nr = kc.cap = 0;
 	kc.all_ids = false;
 	kc.tracefs = NULL;
+	kc.kallsyms = NULL;
 	kc.sig = kc.head = kc.tail = (struct obuf){ 0 };
 }
 
@@ -353,13 +356,14 @@ static int put_ftrace(struct obuf *b, const char *tracefs)
 }
 
 /* The parts read once per signature: headers, ftrace formats, kallsyms, printk formats. */
-static int kc_fill(const char *tracefs, struct obuf *sig)
+static int kc_fill(const char *tracefs, const char *kallsyms, struct obuf *sig)
 {
 	char path[4200];
 	int ret;
 
 	kc.tracefs = strdup(tracefs);
-	if (!kc.tracefs)
+	kc.kallsyms = strdup(kallsyms);
+	if (!kc.tracefs || !kc.kallsyms)
 		return -ENOMEM;
 	kc.sig = *sig;
 	*sig = (struct obuf){ 0 };
@@ -372,7 +376,7 @@ static int kc_fill(const char *tracefs, struct obuf *sig)
 	ret = put_ftrace(&kc.head, tracefs);
 	if (ret)
 		return ret;
-	put_file(&kc.tail, "/proc/kallsyms", 4, true);
+	put_file(&kc.tail, kallsyms, 4, true);
 	snprintf(path, sizeof(path), "%s/printk_formats", tracefs);
 	put_file(&kc.tail, path, 4, true);
 	return -(kc.head.err ? kc.head.err : kc.tail.err);
@@ -384,6 +388,28 @@ static int cmp_fmt(const void *a, const void *b)
 	int r = strcmp(x->sys, y->sys);
 
 	return r ? r : strcmp(x->name, y->name);
+}
+
+/* A name tracefs can have as a directory of events/: no path in it. */
+static bool event_name(const char *s)
+{
+	return *s && strcmp(s, ".") && strcmp(s, "..") && !strchr(s, '/');
+}
+
+/*
+ * An enabled event whose format is gone (a dynamic event removed since
+ * set_event was read) is left out with a warning: the file is still good.
+ */
+static bool format_exists(const char *sys, const char *name)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", kc.tracefs, sys, name);
+	if (!access(path, F_OK) || errno != ENOENT)
+		return true;
+	tm_log(TRACEMAP_LOG_WARN, "trace.dat: the enabled event %s:%s has no format (%s): "
+	       "left out of the file", sys, name, path);
+	return false;
 }
 
 /* Marks the formats @t needs: its "system:event" lines, then the ids in its pages. */
@@ -403,9 +429,11 @@ static int kc_select(const struct tm_tracedat *t)
 			snprintf(sys, sizeof(sys), "%.*s", (int)(colon - p), p);
 			snprintf(name, sizeof(name), "%.*s", (int)(nl - colon - 1), colon + 1);
 			/* the ftrace formats are all in the ftrace part */
-			if (!strcmp(sys, "ftrace"))
+			if (!strcmp(sys, "ftrace") || !event_name(sys) || !event_name(name))
 				goto next;
 			f = kc_find(sys, name, 0);
+			if (!f && !format_exists(sys, name))
+				goto next;
 			if (!f)
 				f = kc_add(sys, name, -1);
 			if (!f)
@@ -444,6 +472,7 @@ next:
 
 static void put_kernel_part(struct obuf *b, const struct tm_tracedat *t)
 {
+	const char *kallsyms = t->kallsyms ? t->kallsyms : "/proc/kallsyms";
 	struct fmt **sel = NULL;
 	struct obuf sig = { 0 };
 	int i, n = 0, nsys = 0;
@@ -455,10 +484,11 @@ static void put_kernel_part(struct obuf *b, const struct tm_tracedat *t)
 	put_file(&sig, path, 8, true);
 
 	pthread_mutex_lock(&kc.lock);
-	if (sig.err || !kc.tracefs || strcmp(kc.tracefs, t->tracefs) || kc.sig.len != sig.len ||
+	if (sig.err || !kc.tracefs || strcmp(kc.tracefs, t->tracefs) ||
+	    strcmp(kc.kallsyms, kallsyms) || kc.sig.len != sig.len ||
 	    memcmp(kc.sig.p, sig.p, sig.len)) {
 		kc_reset();
-		ret = kc_fill(t->tracefs, &sig);
+		ret = kc_fill(t->tracefs, kallsyms, &sig);
 		if (ret)
 			goto fail;
 	}

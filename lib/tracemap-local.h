@@ -208,6 +208,7 @@ struct tm_tracedat {
 	size_t cmdlines_len;
 	const char *events;		/* enabled events: set_event, "system:event" lines */
 	const unsigned char *ids;	/* bitmap of the event ids in the pages, or NULL */
+	const char *kallsyms;		/* NULL: /proc/kallsyms (the fuzzer gives a small one) */
 	unsigned int page_size;		/* the sub-buffer size */
 	const struct tm_tracedat_cpu *cpus;
 	int nr;				/* entries of cpus, CPU numbers ascending */
@@ -226,13 +227,31 @@ int tm_tracedat_write(int fd, const struct tm_tracedat *t);
 void tm_cpu_tally(struct tracemap_cpu *c, struct tm_tally *t);
 
 /*
- * dump.c: a dump of snapshot readers (@readers[i] the i-th CPU, ascending),
- * taken as tracemap_dump_take() takes its readers, with no overrun counts,
- * command lines or enabled events: what the unit tests write over
- * synthetic mappings.
+ * What a dump holds besides the pages of its readers, as tracemap_dump_take()
+ * reads it from tracefs. Every field may be NULL (0): no instance, clock
+ * "local", no command lines, no enabled events, no overrun, /proc/kallsyms.
  */
-struct tracemap_dump *tm_dump_from_readers(const char *tracefs, struct tracemap_cpu **readers,
-					   int n);
+struct tm_dump_src {
+	const char *tracefs;
+	const char *instance;		/* the BUFFER option's name; NULL: the top level */
+	const char *clock;
+	const char *cmdlines;		/* saved_cmdlines contents, cmdlines_len bytes */
+	size_t cmdlines_len;
+	const char *events;		/* set_event contents */
+	const uint64_t *overrun;	/* the kernel's overrun of each reader's CPU, or NULL */
+	const uint64_t *read;		/* ... and its read count (nothing consumed: 0), or NULL */
+	const char *kallsyms;
+};
+
+/*
+ * dump.c: a dump of snapshot readers (@readers[i] the i-th CPU, ascending),
+ * as tracemap_dump_take() builds its own, and what the unit tests and the
+ * fuzzer write over synthetic mappings. Takes the readers: each is closed
+ * once its pages are taken (or on failure), and its slot set to NULL.
+ * Returns the dump, or NULL with errno set.
+ */
+struct tracemap_dump *tm_dump_from_readers(struct tracemap_cpu **readers, int n,
+					   const struct tm_dump_src *src);
 
 /* ------------------------------------------------------------ wake-ups */
 
@@ -286,13 +305,15 @@ int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const
 /* ------------------------------------------------------------ per-CPU */
 
 /*
- * A reader over a mapping laid out in memory by the caller (the fuzzer's
- * synthetic, lying mappings): @meta is the meta page, @subbufs the
- * @nr_subbufs sub-buffers of @subbuf_size bytes. GET_READER is @get_reader
- * (called with @ctx; < 0 fails it), which may change the memory. Nothing
- * is opened or mapped; tracemap_cpu_close() frees it.
+ * A reader of CPU @cpu over a mapping laid out in memory by the caller (the
+ * unit tests' and the fuzzers' synthetic, often lying, mappings): @meta is
+ * the meta page, @subbufs the @nr_subbufs sub-buffers of @subbuf_size bytes,
+ * which stay the caller's. GET_READER is @get_reader (called with @ctx; < 0
+ * fails it), which may change the memory; NULL: no GET_READER (consume mode
+ * then fails with EBADF). Nothing is opened or mapped, the counters come
+ * from the meta page alone; tracemap_cpu_close() frees it.
  */
-struct tracemap_cpu *tm_cpu_open_memory(enum tracemap_mode mode, const void *meta,
+struct tracemap_cpu *tm_cpu_open_memory(int cpu, enum tracemap_mode mode, const void *meta,
 					const void *subbufs, unsigned int subbuf_size,
 					unsigned int nr_subbufs, int (*get_reader)(void *ctx),
 					void *ctx);

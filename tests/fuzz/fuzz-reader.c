@@ -12,6 +12,13 @@
  * With bit 2 of the first byte, two such readers are merged by a stream
  * (ordered, or fill-priority with bit 3) whose callback sometimes stops it.
  *
+ * With bit 4 (and not bit 2), one 8 KiB sub-buffer is recycled in the
+ * middle of every copy, as a writer overtaking the reader does: its second
+ * memory page is protected, and the fault of a copy reaching it changes the
+ * header (time stamp, commit) or data as the input's bytes say, then lets
+ * the copy go on; the header's next read re-arms the trap (test-dump's
+ * trick, driven by the input).
+ *
  * Input: mode and flags, sub-buffer count, sub-buffer size, then the bytes
  * of the meta page and sub-buffers (missing ones are zero; a stream takes
  * two mappings), the rest are 4-byte operations: [op, offset low, offset
@@ -22,8 +29,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 
+#include "fuzz.h"
 #include "tracemap-local.h"
 
 #define META_SIZE	((unsigned int)sizeof(struct trace_buffer_meta))
@@ -33,6 +43,68 @@ struct fake {
 	size_t len;
 	unsigned int get_readers;
 };
+
+/* The sub-buffer recycled under the copy (bit 4), and what the writer does then. */
+static struct {
+	unsigned char *hdr;		/* its first memory page: header and data */
+	unsigned char *data;		/* its second: the rest of the data */
+	const uint8_t *tape;		/* what the writer does at each fault, in turn */
+	size_t len, pos;
+	struct sigaction old;
+} tear;
+
+static void tear_arm(void)
+{
+	mprotect(tear.hdr, 4096, PROT_READ);
+	mprotect(tear.data, 4096, PROT_NONE);
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	unsigned char *a = si->si_addr;
+	unsigned int b = tear.len ? tear.tape[tear.pos++ % tear.len] : 0;
+	uint64_t v;
+
+	if (tear.hdr && a >= tear.data && a < tear.data + 4096) {
+		/* the copy reached the second half: the writer recycles the page */
+		mprotect(tear.hdr, 8192, PROT_READ | PROT_WRITE);
+		switch (b % 4) {
+		case 1:
+			memcpy(&v, tear.hdr, 8);
+			v += b;
+			memcpy(tear.hdr, &v, 8);
+			break;
+		case 2:
+			memcpy(tear.hdr + 8, (uint32_t[]){ b * 16 }, 4);
+			break;
+		case 3:
+			memset(tear.data, b, 64);
+			break;
+		}
+		mprotect(tear.hdr, 4096, PROT_NONE);
+		mprotect(tear.data, 4096, PROT_READ);
+	} else if (tear.hdr && a >= tear.hdr && a < tear.hdr + 4096) {
+		/* the header is read again: re-arm for the next copy */
+		tear_arm();
+	} else if (tear.old.sa_flags & SA_SIGINFO) {
+		/* a real fault: ASan's (or libFuzzer's) handler reports it */
+		tear.old.sa_sigaction(sig, si, uc);
+	} else {
+		sigaction(sig, &tear.old, NULL);
+	}
+}
+
+/* The fuzzer's own change of the mapping: the trap is lifted for it. */
+static void poke(struct fake *f, size_t off, const void *v, size_t n)
+{
+	if (off + n > f->len)
+		return;
+	if (tear.hdr)
+		mprotect(tear.hdr, 8192, PROT_READ | PROT_WRITE);
+	memcpy(f->map + off, v, n);
+	if (tear.hdr)
+		tear_arm();
+}
 
 /* GET_READER: the kernel would update the meta page; the input's writes do */
 static int get_reader(void *ctx)
@@ -64,11 +136,6 @@ static void check_region(const struct tracemap_region *r, unsigned int subbuf_si
 	while (tm_walk_next(&w, &rec) > 0)
 		if (rec.off + rec.size > r->end)
 			abort();
-}
-
-/* the reader explains corrupt records: silence, the fuzzer checks what it returns */
-static void quiet(void *ctx, enum tracemap_log_level level, const char *msg)
-{
 }
 
 struct merge {
@@ -110,7 +177,7 @@ static void fuzz_stream(struct fake *f, unsigned int nr, unsigned int subbuf_siz
 	for (i = 0; i < 2; i++) {
 		unsigned char *base = f->map + i * half;
 
-		c[i] = tm_cpu_open_memory(mode, base, base + META_SIZE, subbuf_size, nr,
+		c[i] = tm_cpu_open_memory(i, mode, base, base + META_SIZE, subbuf_size, nr,
 					  get_reader, f);
 		if (!c[i]) {
 			if (i)
@@ -159,13 +226,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const unsigned int sizes[] = { 64, 128, 256, 4096 };
-	unsigned int subbuf_size, nr, off, i;
+	unsigned int subbuf_size, nr, off, i, pick, meta_size = META_SIZE;
+	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO };
 	struct tracemap_region r;
 	struct tracemap_event ev;
 	struct tracemap_cpu *c;
 	struct fake f = { 0 };
 	enum tracemap_mode mode;
-	bool stream, unordered;
+	bool stream, unordered, torn;
 	unsigned char *page;
 	size_t take;
 
@@ -174,26 +242,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mode = (enum tracemap_mode)(data[0] % 3);
 	stream = data[0] & 4;
 	unordered = data[0] & 8;
+	torn = (data[0] & 0x14) == 0x10;
 	nr = 2 + data[1] % 7;
-	subbuf_size = sizes[data[2] % 4];
+	pick = data[1] / 7;
+	subbuf_size = torn ? 8192 : sizes[data[2] % 4];
+	/* torn: the sub-buffers page-aligned after a meta page of their own */
+	meta_size = torn ? 4096 : META_SIZE;
 	data += 3;
 	size -= 3;
-	f.len = (META_SIZE + (size_t)nr * subbuf_size) * (stream ? 2 : 1);
-	f.map = calloc(1, f.len);
+	f.len = (meta_size + (size_t)nr * subbuf_size) * (stream ? 2 : 1);
+	f.map = mmap(NULL, f.len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	page = malloc(subbuf_size);
-	if (!f.map || !page)
+	if (f.map == MAP_FAILED || !page)
 		abort();
 	take = size < f.len ? size : f.len;
 	memcpy(f.map, data, take);
 	data += take;
 	size -= take;
+	if (torn) {
+		tear.hdr = f.map + meta_size + (size_t)(pick % nr) * 8192;
+		tear.data = tear.hdr + 4096;
+		tear.tape = data;
+		tear.len = size;
+		tear.pos = 0;
+		check(!sigaction(SIGSEGV, &sa, &tear.old));
+		tear_arm();
+	}
 
-	tracemap_set_print(quiet, NULL);
+	/* the reader explains corrupt records: silence, the fuzzer checks what it returns */
+	tracemap_set_print(fuzz_print, NULL);
 	if (stream) {
 		fuzz_stream(&f, nr, subbuf_size, mode, unordered, data, size);
 		goto out;
 	}
-	c = tm_cpu_open_memory(mode, f.map, f.map + META_SIZE, subbuf_size, nr, get_reader, &f);
+	c = tm_cpu_open_memory(0, mode, f.map, f.map + meta_size, subbuf_size, nr, get_reader, &f);
 	if (!c)
 		goto out;
 	for (i = 0; i + 4 <= size; i += 4) {
@@ -205,12 +287,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 1:
 		case 2:
 			/* the kernel (or a liar) changes a byte between two calls */
-			f.map[off] = op[3];
+			poke(&f, off, &op[3], 1);
 			break;
 		case 3:
 			/* a whole 32-bit word: ids, positions, commit sizes, flags */
-			if (off + 4 <= f.len)
-				memcpy(f.map + off, (uint32_t[]){ op[3] * 0x01010101u }, 4);
+			poke(&f, off, (uint32_t[]){ op[3] * 0x01010101u }, 4);
 			break;
 		case 4:
 			if (tracemap_cpu_next_event(c, &ev) > 0 && ev.size > subbuf_size)
@@ -230,7 +311,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	tracemap_cpu_close(c);
 out:
+	if (tear.hdr) {
+		sigaction(SIGSEGV, &tear.old, NULL);
+		tear.hdr = tear.data = NULL;
+	}
 	free(page);
-	free(f.map);
+	munmap(f.map, f.len);
 	return 0;
 }

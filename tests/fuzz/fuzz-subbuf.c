@@ -16,18 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "tracemap-local.h"
 
 #define MAX_SUBBUF	(1u << 20)
-
-#define check(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "%s:%d: check failed: %s\n",	\
-				__FILE__, __LINE__, #cond);		\
-			abort();					\
-		}							\
-	} while (0)
 
 int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t size);
 

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Bounded libFuzzer run of the per-CPU reader over synthetic, lying mappings
-# (tests/fuzz/fuzz-reader.c). It starts from an empty input; what it finds
-# is kept in $O/tests/fuzz/reader-corpus, so that later runs go on from there.
+# (tests/fuzz/fuzz-reader.c). It starts from an empty input and the seeds of
+# gen-seeds -r (full 8 KiB sub-buffers, one recycled under every copy);
+# what it finds is kept in $O/tests/fuzz/reader-corpus, so that later runs
+# go on from there.
 # Exit 0 pass, 1 fail, 77 skip (only when clang cannot link libFuzzer).
 #
 #   FUZZ_SECONDS=30 (default in make check)   O=build
@@ -11,4 +13,6 @@
 # timeout: 120
 cd "$(dirname "$0")/../.." || exit 1
 . tests/fuzz/fuzz.shlib
-fuzz_run fuzz-reader "${FUZZ_SECONDS:-30}" 8192 "$O/tests/fuzz/reader-corpus"
+SEEDS=$O/tests/fuzz/reader-seeds
+fuzz_seeds "$SEEDS"
+fuzz_run fuzz-reader "${FUZZ_SECONDS:-30}" 40960 "$O/tests/fuzz/reader-corpus" "$SEEDS"

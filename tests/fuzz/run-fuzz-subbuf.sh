@@ -11,8 +11,5 @@
 cd "$(dirname "$0")/../.." || exit 1
 . tests/fuzz/fuzz.shlib
 SEEDS=$O/tests/fuzz/seeds
-if [ ! -f "$SEEDS/.stamp" ] || [ "$(ls "$SEEDS" | wc -l)" -eq 0 ]; then
-	echo "FAIL: no seeds in $SEEDS: run 'make check-build'"
-	exit 1
-fi
+fuzz_seeds "$SEEDS"
 fuzz_run fuzz-subbuf "${FUZZ_SECONDS:-60}" 65536 "$O/tests/fuzz/corpus" "$SEEDS"

@@ -77,7 +77,7 @@ static void test_overrun_too_big(void **state)
 	tracemap_set_print(quiet, NULL);
 	for (i = 0; i < sizeof(lies) / sizeof(lies[0]); i++) {
 		lay_out(4, 0);
-		c = tm_cpu_open_memory(TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR,
+		c = tm_cpu_open_memory(0, TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR,
 				       get_reader, NULL);
 		assert_non_null(c);
 		/* reader opened at read == 4: the page is handed out again after a "reset" */
@@ -93,7 +93,7 @@ static void test_overrun_too_big(void **state)
 	}
 	/* a count that fits is taken as it is */
 	lay_out(4, 0);
-	c = tm_cpu_open_memory(TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
 			       NULL);
 	assert_non_null(c);
 	map.meta.reader.id = 2;
@@ -122,7 +122,7 @@ static void test_stored_count_lies(void **state)
 
 	tracemap_set_print(quiet, NULL);
 	lay_out(4, 0);
-	c = tm_cpu_open_memory(TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
 			       NULL);
 	assert_non_null(c);
 	/* page 2: 4 events, MISSED|STORED with 1000, while overrun says 5 */
@@ -161,7 +161,7 @@ static void test_out_of_range(void **state)
 
 	tracemap_set_print(quiet, NULL);
 	lay_out(2, 0);
-	c = tm_cpu_open_memory(TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
 			       NULL);
 	assert_non_null(c);
 	map.meta.reader.id = NR;
