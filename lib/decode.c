@@ -28,6 +28,7 @@
 struct tm_decode {
 	struct tep_handle *tep;
 	struct tep_event *exec_event;
+	struct tep_format_field *type_field;	/* common_type, to spot exec_event */
 	char *tracefs;
 	uint64_t cmdline_reload;
 	int gone[NR_GONE];		/* pids without a /proc entry, most recent */
@@ -45,6 +46,14 @@ struct tm_decode *tm_decode_new(const char *tracefs)
 		return NULL;
 	}
 	return d;
+}
+
+/* bumped by every change of a tep's task names the library makes */
+uint64_t tm_comm_gen;
+
+void tm_comms_changed(void)
+{
+	__atomic_add_fetch(&tm_comm_gen, 1, __ATOMIC_RELAXED);
 }
 
 void tm_decode_free(struct tm_decode *d)
@@ -73,7 +82,10 @@ struct tep_handle *tm_decode_tep(struct tm_decode *d)
 		return NULL;
 	}
 	tracefs_load_cmdlines(d->tracefs, d->tep);
+	tm_comms_changed();
 	d->exec_event = tep_find_event_by_name(d->tep, "sched", "sched_process_exec");
+	if (d->exec_event)
+		d->type_field = tep_find_common_field(d->exec_event, "common_type");
 	return d->tep;
 }
 
@@ -131,7 +143,10 @@ static bool proc_comm(struct tm_decode *d, int pid)
 	while (n && comm[n - 1] == '\n')
 		n--;
 	comm[n] = '\0';
-	return n && !tep_register_comm(d->tep, comm, pid);
+	if (!n || tep_register_comm(d->tep, comm, pid))
+		return false;
+	tm_comms_changed();
+	return true;
 }
 
 static void learn_comm(struct tm_decode *d, int pid)
@@ -158,23 +173,25 @@ static void learn_comm(struct tm_decode *d, int pid)
 	if (now - d->cmdline_reload >= wait) {
 		d->cmdline_reload = now;
 		tracefs_load_cmdlines(d->tracefs, d->tep);
+		tm_comms_changed();
 	}
 }
 
 void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
 {
+	struct tep_format_field *tf = d ? d->type_field : NULL;
+	struct tep_event *e = d ? d->exec_event : NULL;
 	struct tep_record rec;
 	const char *file, *base;
-	struct tep_event *e;
+	unsigned long long type;
 	char comm[16];
 	int pid, len = 0;
 
-	if (!d || !d->tep || !d->exec_event)
+	/* every event passes here: its type is read, not looked up */
+	if (!e || !tf || (unsigned int)(tf->offset + tf->size) > ev->size ||
+	    tep_read_number_field(tf, ev->data, &type) || type != (unsigned int)e->id)
 		return;
 	tracemap_event_to_record(ev, &rec);
-	e = tep_find_event_by_record(d->tep, &rec);
-	if (e != d->exec_event)
-		return;
 	pid = tep_data_pid(d->tep, &rec);
 	file = tep_get_field_raw(NULL, e, "filename", &rec, &len, 0);
 	if (!file || len <= 0 || pid <= 0)
@@ -186,6 +203,7 @@ void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
 	/* the kernel keeps TASK_COMM_LEN - 1 = 15 characters */
 	snprintf(comm, sizeof(comm), "%.*s", len, base);
 	tep_override_comm(d->tep, comm, pid);
+	tm_comms_changed();
 }
 
 /* ------------------------------------------------------------ accessors */

@@ -372,4 +372,18 @@ struct tep_handle *tm_decode_tep(struct tm_decode *d);
 /* Every delivered event: an exec renames its task. Nothing before the formats are loaded. */
 void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev);
 
+/*
+ * Task names. Every change the library makes to a tep's names (loading
+ * saved_cmdlines, a name from /proc, an exec, the sched plugin's comms)
+ * calls tm_comms_changed(); what was looked up before a change is looked up
+ * again after it (the formatter's name cache, format.c).
+ */
+extern uint64_t tm_comm_gen;
+void tm_comms_changed(void);
+
+static inline uint64_t tm_comms_gen(void)
+{
+	return __atomic_load_n(&tm_comm_gen, __ATOMIC_RELAXED);
+}
+
 #endif /* _TRACEMAP_LOCAL_H */
