@@ -177,20 +177,16 @@ static void learn_comm(struct tm_decode *d, int pid)
 	}
 }
 
-void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
+/* An exec: the task takes the name of the program (out of line: rare). */
+static __attribute__((noinline)) void observe_exec(struct tm_decode *d,
+						   const struct tracemap_event *ev)
 {
-	struct tep_format_field *tf = d ? d->type_field : NULL;
-	struct tep_event *e = d ? d->exec_event : NULL;
+	struct tep_event *e = d->exec_event;
 	struct tep_record rec;
 	const char *file, *base;
-	unsigned long long type;
 	char comm[16];
 	int pid, len = 0;
 
-	/* every event passes here: its type is read, not looked up */
-	if (!e || !tf || (unsigned int)(tf->offset + tf->size) > ev->size ||
-	    tep_read_number_field(tf, ev->data, &type) || type != (unsigned int)e->id)
-		return;
 	tracemap_event_to_record(ev, &rec);
 	pid = tep_data_pid(d->tep, &rec);
 	file = tep_get_field_raw(NULL, e, "filename", &rec, &len, 0);
@@ -204,6 +200,22 @@ void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
 	snprintf(comm, sizeof(comm), "%.*s", len, base);
 	tep_override_comm(d->tep, comm, pid);
 	tm_comms_changed();
+}
+
+void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
+{
+	struct tep_format_field *tf;
+	unsigned long long type;
+
+	/* every event passes here: its type is read, not looked up */
+	if (!d || !d->exec_event)
+		return;
+	tf = d->type_field;
+	if (!tf || (unsigned int)(tf->offset + tf->size) > ev->size ||
+	    tep_read_number_field(tf, ev->data, &type) ||
+	    type != (unsigned int)d->exec_event->id)
+		return;
+	observe_exec(d, ev);
 }
 
 /* ------------------------------------------------------------ accessors */

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tracemap.h"
 #include "uapi/trace_mmap.h"
@@ -63,8 +64,35 @@ struct tm_walk {
 	uint64_t ts;
 };
 
-/* Returns 1 with the next data record, 0 at end, -EBADMSG on a corrupt record. */
-int tm_walk_next(struct tm_walk *w, struct tm_rec *rec);
+/* tm_walk_next() past anything but a plain data record (subbuf.c) */
+int tm_walk_next_slow(struct tm_walk *w, struct tm_rec *rec);
+
+/*
+ * Returns 1 with the next data record, 0 at end, -EBADMSG on a corrupt
+ * record. Inline for the record that is most of every page (a data record
+ * with its length in the header), everything else in tm_walk_next_slow().
+ */
+static inline int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
+{
+	unsigned int left = w->end - w->off, type_len, len;
+	uint32_t hdr;
+
+	if (w->off < w->end && left >= 4) {
+		memcpy(&hdr, w->data + w->off, sizeof(hdr));
+		type_len = hdr & 31;
+		len = type_len * 4;
+		if (type_len >= 1 && type_len <= 28 && len <= left - 4) {
+			w->ts += hdr >> 5;
+			rec->ts = w->ts;
+			rec->payload = w->data + w->off + 4;
+			rec->size = len;
+			rec->off = w->off;
+			w->off += 4 + len;
+			return 1;
+		}
+	}
+	return tm_walk_next_slow(w, rec);
+}
 
 /* Walk to @to without delivering; returns 0 or -EBADMSG. */
 int tm_walk_skip(struct tm_walk *w, unsigned int to);

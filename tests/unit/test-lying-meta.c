@@ -6,7 +6,10 @@
  * page with no stored count and an overrun of 2^63 + 5 gave lost = -32513,
  * a region the page writer then refused), a stored count above overrun is
  * not taken for a reset (the same page again, forever), and reader ids and
- * positions out of range are refused with EPROTO. No kernel needed.
+ * positions out of range are refused with EPROTO. The meta page's read
+ * count growing by more than the records handed to us is counted as taken
+ * by another consumer, whether the caller walks the regions itself or the
+ * event iterator does (which counts them as it goes). No kernel needed.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -173,9 +176,65 @@ static void test_out_of_range(void **state)
 	tracemap_set_print(NULL, NULL);
 }
 
+/*
+ * After opening at read == 4, one GET_READER hands out page 2 with 4 events
+ * while the read count says 4 + @taken + 4: @taken went to someone else.
+ * @iterate: through tracemap_cpu_next_event(), else tracemap_cpu_read_region().
+ */
+static void stolen_run(unsigned int taken, bool iterate)
+{
+	struct tracemap_cpu_stats st;
+	struct tracemap_region r;
+	struct tracemap_event ev;
+	struct tracemap_cpu *c;
+	unsigned int i, events = 0;
+	struct sbe e;
+
+	lay_out(4, 0);
+	c = tm_cpu_open_memory(TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
+			       NULL);
+	assert_non_null(c);
+	sbe_init(&e, map.subbufs[2], SBS, 2000);
+	for (i = 0; i < 4; i++)
+		assert_true(sbe_event(&e, 2000 + i, NULL, 8, 0) >= 0);
+	e.commit = e.off;
+	sbe_finish(&e, -1);
+	next_meta = map.meta;
+	next_meta.reader.id = 2;
+	next_meta.reader.read = e.commit;
+	next_meta.entries = 8 + taken;
+	next_meta.read = 8 + taken;
+	have_next = 1;
+	sbe_release(&e);
+	if (iterate) {
+		while (tracemap_cpu_next_event(c, &ev) > 0 && events < 100)
+			events++;
+	} else {
+		assert_int_equal(tracemap_cpu_read_region(c, &r), 1);
+		events = 4;
+	}
+	assert_int_equal(events, 4);
+	assert_int_equal(tracemap_cpu_stats(c, &st, sizeof(st)), 0);
+	if (st.stolen != taken)
+		fail_msg("%s: %u taken by another reader, %llu counted", iterate ? "iterator" :
+			 "regions", taken, (unsigned long long)st.stolen);
+	tracemap_cpu_close(c);
+}
+
+static void test_stolen(void **state)
+{
+	tracemap_set_print(quiet, NULL);
+	stolen_run(0, true);
+	stolen_run(3, true);
+	stolen_run(0, false);
+	stolen_run(3, false);
+	tracemap_set_print(NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stolen),
 		cmocka_unit_test(test_overrun_too_big),
 		cmocka_unit_test(test_stored_count_lies),
 		cmocka_unit_test(test_out_of_range),
