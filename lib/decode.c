@@ -29,6 +29,7 @@ struct tm_decode {
 	struct tep_handle *tep;
 	struct tep_event *exec_event;
 	struct tep_format_field *type_field;	/* common_type, to spot exec_event */
+	bool observing;				/* exec_event and type_field are set */
 	char *tracefs;
 	uint64_t cmdline_reload;
 	int gone[NR_GONE];		/* pids without a /proc entry, most recent */
@@ -86,6 +87,7 @@ struct tep_handle *tm_decode_tep(struct tm_decode *d)
 	d->exec_event = tep_find_event_by_name(d->tep, "sched", "sched_process_exec");
 	if (d->exec_event)
 		d->type_field = tep_find_common_field(d->exec_event, "common_type");
+	d->observing = d->exec_event && d->type_field;
 	return d->tep;
 }
 
@@ -216,6 +218,13 @@ void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
 	    type != (unsigned int)d->exec_event->id)
 		return;
 	observe_exec(d, ev);
+}
+
+const bool *tm_decode_observing(const struct tm_decode *d)
+{
+	static const bool never;
+
+	return d ? &d->observing : &never;
 }
 
 /* ------------------------------------------------------------ accessors */

@@ -60,6 +60,7 @@ struct scpu {
 	bool region_seen;		/* region_id is set */
 	bool chased;			/* the writer is on the reader page: no new region this round */
 	bool lost_told;			/* on_lost was called for the pending event */
+	bool held;			/* the reader counts ev as held (tm_cpu_hold()) */
 	long long carry_missed;		/* loss before own events left out (pull model) */
 };
 
@@ -96,6 +97,7 @@ struct tracemap_stream {
 	struct tm_events *events;	/* what opts.events/pids changed, to restore */
 	struct tm_self *self;		/* TRACEMAP_STREAM_NO_SELF */
 	struct tm_decode *decode;	/* formats, loaded when first asked for */
+	const bool *observe;		/* tm_decode_observing(): execs rename tasks */
 };
 
 /* --------------------------------------------------------------- CPUs */
@@ -440,6 +442,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 		ret = -errno;
 		goto fail;
 	}
+	s->observe = tm_decode_observing(s->decode);
 
 	n = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
 	if (n < 0) {
@@ -536,6 +539,8 @@ struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n
 	s->on_event = o->on_event;
 	s->on_lost = o->on_lost;
 	s->ctx = o->ctx;
+	/* no formats: nothing to observe */
+	s->observe = tm_decode_observing(NULL);
 	for (i = 0; i < n; i++) {
 		s->cpus[i].cpu = i;
 		s->cpus[i].c = cpus[i];
@@ -696,8 +701,10 @@ static void keep(struct tracemap_stream *s, struct scpu *sc)
 {
 	sc->has = true;
 	sc->lost_told = false;
-	if (s->mode == TRACEMAP_MODE_CONSUME)
+	if (s->mode == TRACEMAP_MODE_CONSUME) {
 		tm_cpu_hold(sc->c, true);
+		sc->held = true;
+	}
 }
 
 /* One call into a reader: its next event becomes pending, or it is empty now. */
@@ -896,7 +903,11 @@ static int merge_next(struct tracemap_stream *s, struct scpu **out)
 static inline void take(struct tracemap_stream *s, struct scpu *sc)
 {
 	sc->has = false;
-	tm_cpu_hold(sc->c, false);
+	/* an event of the fast path (run_region()) was never held */
+	if (sc->held) {
+		tm_cpu_hold(sc->c, false);
+		sc->held = false;
+	}
 	if (s->flags & TRACEMAP_STREAM_UNORDERED)
 		return;
 	if (sc->ev.ts < s->last_ts)
@@ -940,7 +951,8 @@ static inline int deliver(struct tracemap_stream *s, struct scpu *sc)
 	take(s, sc);
 	if (own_event(s, sc))
 		return 0;
-	tm_decode_observe(s->decode, &sc->ev);
+	if (*s->observe)
+		tm_decode_observe(s->decode, &sc->ev);
 	if (s->on_event) {
 		ret = s->on_event(s->ctx, &sc->ev);
 		if (ret < 0)
@@ -1155,7 +1167,8 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 			}
 			sc->ev.missed = add_missed(sc->carry_missed, sc->ev.missed);
 			sc->carry_missed = 0;
-			tm_decode_observe(s->decode, &sc->ev);
+			if (*s->observe)
+				tm_decode_observe(s->decode, &sc->ev);
 			*ev = sc->ev;
 			return 1;
 		}

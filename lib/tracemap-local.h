@@ -399,6 +399,8 @@ void tm_decode_free(struct tm_decode *d);
 struct tep_handle *tm_decode_tep(struct tm_decode *d);
 /* Every delivered event: an exec renames its task. Nothing before the formats are loaded. */
 void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev);
+/* True while tm_decode_observe() has something to do (@d NULL: never): a flag to test per event. */
+const bool *tm_decode_observing(const struct tm_decode *d);
 
 /*
  * Task names. Every change the library makes to a tep's names (loading
