@@ -208,16 +208,23 @@ void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
 {
 	struct tep_format_field *tf;
 	unsigned long long type;
+	uint16_t type16;
 
 	/* every event passes here: its type is read, not looked up */
 	if (!d || !d->exec_event)
 		return;
 	tf = d->type_field;
-	if (!tf || (unsigned int)(tf->offset + tf->size) > ev->size ||
-	    tep_read_number_field(tf, ev->data, &type) ||
-	    type != (unsigned int)d->exec_event->id)
+	if (!tf || (unsigned int)(tf->offset + tf->size) > ev->size)
 		return;
-	observe_exec(d, ev);
+	if (tf->size == 2) {
+		/* the local formats: host byte order */
+		memcpy(&type16, (const unsigned char *)ev->data + tf->offset, sizeof(type16));
+		type = type16;
+	} else if (tep_read_number_field(tf, ev->data, &type)) {
+		return;
+	}
+	if (type == (unsigned int)d->exec_event->id)
+		observe_exec(d, ev);
 }
 
 const bool *tm_decode_observing(const struct tm_decode *d)
