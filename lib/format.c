@@ -137,6 +137,11 @@ static inline int utoa_rev(char *end, unsigned long long v, unsigned int base, b
 	return end - p;
 }
 
+static const char digit_pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 /* Decimal digits of @v */
 static inline int dec_len(unsigned long long v)
 {
@@ -161,29 +166,35 @@ static inline char *put_dec(char *q, unsigned long long v, int width, char padc)
 	if (n < width)
 		q = fill(q, padc, width - n);
 	end = q + n;
-	do {
-		*--end = '0' + v % 10;
-		v /= 10;
-	} while (v);
+	/* two digits per division */
+	while (v >= 100) {
+		end -= 2;
+		memcpy(end, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10)
+		memcpy(end - 2, digit_pairs + 2 * v, 2);
+	else
+		end[-1] = '0' + v;
 	return q + n;
 }
 
 static void ob_u64(struct obuf *o, unsigned long long v)
 {
-	char b[24];
-	int n = utoa_rev(b + sizeof(b), v, 10, false);
-
-	ob_put(o, b + sizeof(b) - n, n);
+	if (ob_reserve(o, 20))
+		o->len = put_dec(o->buf + o->len, v, 0, 0) - o->buf;
 }
 
 static void ob_s64(struct obuf *o, long long v)
 {
-	if (v < 0) {
-		ob_putc(o, '-');
-		ob_u64(o, -(unsigned long long)v);
-	} else {
-		ob_u64(o, v);
-	}
+	char *q;
+
+	if (!ob_reserve(o, 21))
+		return;
+	q = o->buf + o->len;
+	if (v < 0)
+		*q++ = '-';
+	o->len = put_dec(q, v < 0 ? -(unsigned long long)v : (unsigned long long)v, 0, 0) - o->buf;
 }
 
 /* "0x%llx" */
@@ -471,6 +482,20 @@ struct comm_slot {
 	char comm[24];
 };
 
+/*
+ * A kernel address and the function libtraceevent names for it, looked up
+ * once: libtraceevent builds its map of functions on the first lookup, and
+ * a caller that registers functions after that says so
+ * (tracemap_format_forget_names()).
+ */
+#define NR_FUNCS	64
+struct func_slot {
+	unsigned long long addr;
+	unsigned long long start;	/* of the function */
+	const char *name;		/* NULL: no function there */
+	bool valid;
+};
+
 struct tracemap_format {
 	struct tep_handle *tep;
 	struct prog **progs;		/* by event type id, compiled on first use */
@@ -485,6 +510,7 @@ struct tracemap_format {
 	char comm_buf[64];
 	int registered[256];		/* pids the sched plugin's comms were given for, by pid % 256 */
 	struct comm_slot comms[NR_COMMS];
+	struct func_slot funcs[NR_FUNCS];
 };
 
 /* ---------------------------------------------------------- evaluation */
@@ -793,7 +819,8 @@ static void put_comm_pid(struct ectx *e, struct obuf *o, const struct tep_format
 		 * after that): a pid registered once needs no second call.
 		 */
 		if (e->f->registered[(unsigned int)pid % 256] != (int)pid || !pid) {
-			if (!tep_register_comm(e->f->tep, buf, (int)pid))
+			/* the name of pid 0 is always "<idle>" */
+			if (!tep_register_comm(e->f->tep, buf, (int)pid) && pid)
 				tm_comms_changed();
 			e->f->registered[(unsigned int)pid % 256] = (int)pid;
 		}
@@ -848,10 +875,20 @@ static void run_sched(struct ectx *e, struct obuf *o, const struct op *op)
 	}
 }
 
+/* "%02x" of every byte value, two characters each */
+static const char hex_pairs[] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
 /* "# <id in hex>" and " %02x" for every byte from buf to the end of the record */
 static void run_raw_data(struct ectx *e, struct obuf *o, const struct op *op)
 {
-	static const char hex[] = "0123456789abcdef";
 	const struct plugin_fields *sf = op->sf;
 	const unsigned char *d, *end;
 	char b[24], *q;
@@ -868,11 +905,24 @@ static void run_raw_data(struct ectx *e, struct obuf *o, const struct op *op)
 	q = o->buf + o->len;
 	for (; d < end; d++) {
 		q[0] = ' ';
-		q[1] = hex[*d >> 4];
-		q[2] = hex[*d & 15];
+		memcpy(q + 1, hex_pairs + 2 * *d, 2);
 		q += 3;
 	}
 	o->len = q - o->buf;
+}
+
+/* The function at @addr, looked up once per address (by its hash) */
+static const struct func_slot *func_of(struct tracemap_format *f, unsigned long long addr)
+{
+	struct func_slot *fs = &f->funcs[(addr ^ (addr >> 12)) % NR_FUNCS];
+
+	if (fs->valid && fs->addr == addr)
+		return fs;
+	fs->addr = addr;
+	fs->name = tep_find_function(f->tep, addr);
+	fs->start = fs->name ? tep_find_function_address(f->tep, addr) : 0;
+	fs->valid = true;
+	return fs;
 }
 
 static void run_prog(struct tracemap_format *f, const struct prog *pg, const void *data,
@@ -921,13 +971,14 @@ static void run_prog(struct tracemap_format *f, const struct prog *pg, const voi
 		}
 		case OP_FUNC: {
 			unsigned long long v = eval(&e, op->x);
-			const char *fn = tep_find_function(f->tep, v);
+			const struct func_slot *fs = func_of(f, v);
+			const char *fn = fs->name;
 
 			if (fn) {
 				ob_put(o, fn, strlen(fn));
 				if (op->with_offset) {
 					ob_put(o, "+", 1);
-					ob_hex(o, v - tep_find_function_address(f->tep, v));
+					ob_hex(o, v - fs->start);
 				}
 			} else {
 				ob_hex(o, f->long_size == 4 ? (unsigned long long)(long)(int)v : v);
@@ -1894,22 +1945,24 @@ static const char *comm_of(struct tracemap_format *f, int pid, size_t *len)
 }
 
 /**
- * tracemap_format_forget_comms - look the task names up again
+ * tracemap_format_forget_names - look task and function names up again
  * @f: the formatter
  *
  * tracemap_format_line() looks the name of a task up in its tep once and
  * keeps it until the library changes a name (a stream learning one, an
- * exec, the sched plugin's comms). A program that changes the tep's names
- * itself (tep_register_comm(), tep_override_comm(),
- * tracefs_load_cmdlines()) calls this before its next line.
+ * exec, the sched plugin's comms); it looks a kernel address up once too.
+ * A program that changes the tep's names itself (tep_register_comm(),
+ * tep_override_comm(), tracefs_load_cmdlines(), tep_register_function())
+ * calls this before its next line.
  *
  * Returns 0, or -EINVAL for a NULL formatter.
  */
-int tracemap_format_forget_comms(struct tracemap_format *f)
+int tracemap_format_forget_names(struct tracemap_format *f)
 {
 	if (!f)
 		return tm_err(EINVAL);
 	memset(f->comms, 0, sizeof(f->comms));
+	memset(f->funcs, 0, sizeof(f->funcs));
 	return 0;
 }
 
@@ -1924,7 +1977,7 @@ int tracemap_format_forget_comms(struct tracemap_format *f)
  * pid left-aligned in 5, the CPU in 3 digits, the time in seconds with
  * microseconds (or the raw count for counter clocks), the name padded to 20.
  * The task's name is looked up once, then kept while the library changes
- * no name (see tracemap_format_forget_comms()).
+ * no name (see tracemap_format_forget_names()).
  *
  * Returns the length of the line, or -errno (EINVAL, ENOMEM).
  */

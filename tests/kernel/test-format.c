@@ -659,7 +659,7 @@ static void put_field(struct tep_event *e, unsigned char *buf, const char *name,
 /*
  * The formatter keeps a task's name between lines: a name the sched plugin
  * learns from a switch, and one the caller changes (with
- * tracemap_format_forget_comms()), show on the very next line of that task.
+ * tracemap_format_forget_names()), show on the very next line of that task.
  */
 static void test_comms(void **state)
 {
@@ -698,14 +698,14 @@ static void test_comms(void **state)
 	assert_int_equal(tracemap_format_line(fmt, &ev, &line) > 0, 1);
 	assert_non_null(strstr(line, "tmcommtest-4194301 "));
 
-	/* the caller renames it in both: seen after tracemap_format_forget_comms() */
+	/* the caller renames it in both: seen after tracemap_format_forget_names() */
 	assert_int_equal(tep_override_comm(ours.tep, "tmrenamed", pid), 0);
 	assert_int_equal(tep_override_comm(ref.tep, "tmrenamed", pid), 0);
-	assert_int_equal(tracemap_format_forget_comms(fmt), 0);
+	assert_int_equal(tracemap_format_forget_names(fmt), 0);
 	compare(&ev, "task renamed by the caller");
 	assert_int_equal(tracemap_format_line(fmt, &ev, &line) > 0, 1);
 	assert_non_null(strstr(line, "tmrenamed-4194301 "));
-	assert_int_equal(tracemap_format_forget_comms(NULL), -EINVAL);
+	assert_int_equal(tracemap_format_forget_names(NULL), -EINVAL);
 	assert_int_equal(diffs, 0);
 }
 
