@@ -87,8 +87,10 @@ struct tracemap_stream {
 	uint64_t run_limit;		/* ... the oldest pending event of the others */
 	struct scpu *drain;		/* unordered: the CPU being drained ... */
 	uint64_t drain_op;		/* ... and the region it was chosen for */
-	bool drained;			/* the last round found every CPU empty */
+	bool drained;			/* the last round found every CPU empty (or waits: stall_waits()) */
 	bool stalled;			/* the last round ended on the budget */
+	bool chase_held;		/* ... a CPU was held back by the chase limit */
+	bool budget_held;		/* ... a CPU was held back by the budget */
 	bool kicked;			/* kickfd holds a count */
 
 	char *percent_path;
@@ -374,6 +376,8 @@ static void new_round(struct tracemap_stream *s)
 	s->round_op = s->op;
 	s->drained = false;
 	s->stalled = false;
+	s->chase_held = false;
+	s->budget_held = false;
 	for (i = 0; i < s->nr; i++) {
 		s->cpus[i].round_regions = 0;
 		s->cpus[i].chased = false;
@@ -683,14 +687,29 @@ struct tm_decode *tm_stream_decode(struct tracemap_stream *s)
  * of that region and then waits for the next round, like a CPU out of
  * budget: it is not "found empty" (the writer may have moved on to the next
  * sub-buffer since), so the merge stalls on it and the round ends stalled.
- * Only at watermark 0 (no tick): above it the kernel wakes in batches and a
- * round drains up to the writer as before.
+ * Always in consume mode; at a watermark above 0 the next round then waits
+ * for the kernel's wakeup or the tick (stall_waits()), instead of chasing a
+ * writer as fast as the reader, two calls (the CPU and an idle one's empty
+ * check) for every few events. Following (a tick, copies of live pages)
+ * drains up to the writer as before.
  */
-static bool has_budget(const struct tracemap_stream *s, const struct scpu *sc)
+static bool has_budget(struct tracemap_stream *s, const struct scpu *sc)
 {
-	if (sc->chased && s->timerfd < 0 && !tm_cpu_region_left(sc->c))
+	if (sc->chased && (s->timerfd < 0 || s->mode == TRACEMAP_MODE_CONSUME) &&
+	    !tm_cpu_region_left(sc->c)) {
+		s->chase_held = true;
 		return false;
-	return sc->round_regions < s->budget;
+	}
+	if (sc->round_regions < s->budget)
+		return true;
+	s->budget_held = true;
+	return false;
+}
+
+/* A stalled round: go on at once, or wait for the kernel's wakeup or the tick. */
+static bool stall_waits(const struct tracemap_stream *s)
+{
+	return s->timerfd >= 0 && s->chase_held && !s->budget_held;
 }
 
 /*
@@ -1020,7 +1039,9 @@ static int run_round(struct tracemap_stream *s)
 		tm_wake_data(&s->wake);
 	if (ret < 0)
 		return ret;
-	if (s->stalled)
+	if (s->stalled && stall_waits(s))
+		s->drained = true;
+	else if (s->stalled)
 		kick(s);
 	return n;
 }
@@ -1172,7 +1193,7 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 			*ev = sc->ev;
 			return 1;
 		}
-		if (!s->stalled) {
+		if (!s->stalled || stall_waits(s)) {
 			ret = wait_more(s, deadline, &waited);
 			if (ret <= 0)
 				return ret;
