@@ -5,8 +5,9 @@
  * compiled against the same call with TRACEMAP_FORMAT_NO_COMPILE, which is
  * what tracemap stream did before (three tep_print_event() calls).
  *
- *	tm-format [-n EVENTS] [-k KIND]...    KIND: raw (trace_marker_raw),
+ *	tm-format [-n EVENTS] [-k KIND]... [-c]    KIND: raw (trace_marker_raw),
  *	                                       print (trace_marker), switch (sched_switch)
+ *	-c: the compiled formatter only (e.g. under valgrind --tool=callgrind)
  *
  * Prints one line per kind and mode: "kind=raw mode=compiled ns_per_event=N".
  */
@@ -91,12 +92,15 @@ int main(int argc, char **argv)
 {
 	static unsigned char bufs[16][256];
 	const struct kind *sel[8];
-	int nsel = 0, n = 1000000, c, i, mode;
+	int nsel = 0, n = 1000000, modes = 2, c, i, mode;
 	struct tep_handle *tep;
 	size_t k;
 
-	while ((c = getopt(argc, argv, "n:k:")) != -1) {
+	while ((c = getopt(argc, argv, "n:k:c")) != -1) {
 		switch (c) {
+		case 'c':
+			modes = 1;
+			break;
 		case 'n':
 			n = atoi(optarg);
 			break;
@@ -106,7 +110,7 @@ int main(int argc, char **argv)
 					sel[nsel++] = &kinds[k];
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-n EVENTS] [-k raw|print|switch]...\n", argv[0]);
+			fprintf(stderr, "usage: %s [-n EVENTS] [-k raw|print|switch]... [-c]\n", argv[0]);
 			return 1;
 		}
 	}
@@ -130,7 +134,7 @@ int main(int argc, char **argv)
 		}
 		for (j = 0; j < 16; j++)
 			sizes[j] = payload(e, sel[i], bufs[j], j);
-		for (mode = 0; mode < 2; mode++) {
+		for (mode = 0; mode < modes; mode++) {
 			struct tracemap_format_opts fo = {
 				.sz = sizeof(fo), .flags = mode ? TRACEMAP_FORMAT_NO_COMPILE : 0,
 			};

@@ -419,6 +419,8 @@ TRACEMAP_API int tracemap_format_stats(const struct tracemap_format *f,
 				       struct tracemap_format_stats *st, size_t sz);
 /* NULL when @type is compiled, else why it is left to libtraceevent */
 TRACEMAP_API const char *tracemap_format_fallback(struct tracemap_format *f, int type);
+/* after the caller changed the tep's task or function names itself (tep_register_comm(), ...) */
+TRACEMAP_API int tracemap_format_forget_names(struct tracemap_format *f);
 
 /* ----------------------------------------------------------------------
  * Decoding the events of a stream (the formats are loaded once, when first needed)

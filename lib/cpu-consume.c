@@ -3,8 +3,9 @@
  * Consuming through the mapping: TRACE_MMAP_IOCTL_GET_READER hands out what
  * was committed, and the new bytes are [off, reader.read) of the reader
  * sub-buffer. Owns struct tm_consume; the event iterator tells it how far
- * it walked (tm_consume_walked()) so that the next region's time base does
- * not need a second walk.
+ * it walked and how many records it found (tm_consume_walked()) so that
+ * neither the next region's time base nor the second-consumer check needs
+ * a second walk.
  */
 #include <string.h>
 #include <sys/ioctl.h>
@@ -179,7 +180,7 @@ yes:
 	return true;
 }
 
-int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r)
+int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r, bool walked)
 {
 	struct tm_consume *s = &c->consume;
 	const unsigned char *sb;
@@ -240,7 +241,7 @@ int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	r->end = m.read > s->off ? m.read : s->off;
 	r->lost = lost;
 	s->off = r->end;
-	if (!reset)
+	if (!reset && !walked)
 		check_stolen(c, prev_read, m.nread, count_records(r));
 
 	if (s->walk_off != r->start && !s->walk_bad) {
@@ -256,17 +257,24 @@ int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r)
 		r->start = r->end;
 		r->lost = TRACEMAP_LOST_UNKNOWN;
 	}
+	/* the iterator counts the records as it hands them out: no walk of its own */
+	s->check_pending = !reset && walked && !s->walk_bad;
+	s->check_prev_read = prev_read;
+	s->check_nread = m.nread;
 	r->base_ts = s->walk_ts;
 	return 1;
 }
 
 void tm_consume_walked(struct tracemap_cpu *c, unsigned int id, const struct tm_walk *w,
-		       bool bad)
+		       bool bad, unsigned int recs)
 {
 	struct tm_consume *s = &c->consume;
 
 	if (id != s->id)
 		return;
+	if (s->check_pending && w->off == s->off)
+		check_stolen(c, s->check_prev_read, s->check_nread, bad ? -1 : (long long)recs);
+	s->check_pending = false;
 	s->walk_off = w->off;
 	s->walk_ts = w->ts;
 	s->walk_bad = bad;

@@ -40,6 +40,10 @@ struct tm_consume {
 	uint64_t stolen_told;		/* stats.stolen when the last warning went out */
 	uint64_t stolen_warn_ns;	/* ... and when */
 	uint64_t gated_since;	/* tm_now_ns() of the first call worth_get_reader() turned down */
+	/* the second-consumer check of region id, done when the iterator has walked it */
+	bool check_pending;
+	uint64_t check_prev_read;
+	uint64_t check_nread;
 };
 
 /* cpu-read.c: one page copy */
@@ -89,6 +93,7 @@ struct tm_iter {
 	struct tracemap_region region;
 	struct tm_walk walk;
 	long long missed;
+	unsigned int recs;		/* records handed out of the region so far */
 	bool have_region;
 };
 
@@ -152,10 +157,18 @@ long long tm_loss_flagged(struct tracemap_cpu *c, long long stored, uint64_t ove
 
 /* cpu-consume.c */
 void tm_consume_init(struct tracemap_cpu *c);
-int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r);
-/* The iterator walked region @id to @w (@bad: a corrupt record): the walk continues there. */
+/*
+ * The next region; @walked: the event iterator walks all of it and reports
+ * its records to tm_consume_walked(), which then does the second-consumer
+ * check (else the region is counted here, in a walk of its own).
+ */
+int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r, bool walked);
+/*
+ * The iterator walked region @id to @w (@bad: a corrupt record), @recs
+ * records in all: the walk continues there.
+ */
 void tm_consume_walked(struct tracemap_cpu *c, unsigned int id, const struct tm_walk *w,
-		       bool bad);
+		       bool bad, unsigned int recs);
 
 /* cpu-read.c */
 void tm_read_init(struct tracemap_cpu *c);

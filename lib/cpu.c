@@ -440,27 +440,15 @@ long long tm_loss_flagged(struct tracemap_cpu *c, long long stored, uint64_t ove
 
 /* ---------------------------------------------------------------- regions */
 
-/**
- * tracemap_cpu_read_region - the next new region of one sub-buffer
- * @c: the reader
- * @r: filled with the region, borrowed until the next call on @c
- *
- * Consume mode calls GET_READER (or read()); snapshot and follow mode hand
- * out validated copies. A region with data == NULL only reports a gap.
- *
- * Returns 1 with @r filled, 0 when nothing is new, or -errno.
- */
-int tracemap_cpu_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
+static int read_region(struct tracemap_cpu *c, struct tracemap_region *r, bool walked)
 {
 	int ret;
 
-	if (!c || !r)
-		return tm_err(EINVAL);
 	c->it.have_region = false;
 	if (c->backend == TRACEMAP_BACKEND_READ)
 		ret = tm_read_region(c, r);
 	else if (c->mode == TRACEMAP_MODE_CONSUME)
-		ret = tm_consume_region(c, r);
+		ret = tm_consume_region(c, r, walked);
 	else if (c->mode == TRACEMAP_MODE_SNAPSHOT)
 		ret = tm_snapshot_region(c, r);
 	else
@@ -478,6 +466,23 @@ int tracemap_cpu_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	return 1;
 }
 
+/**
+ * tracemap_cpu_read_region - the next new region of one sub-buffer
+ * @c: the reader
+ * @r: filled with the region, borrowed until the next call on @c
+ *
+ * Consume mode calls GET_READER (or read()); snapshot and follow mode hand
+ * out validated copies. A region with data == NULL only reports a gap.
+ *
+ * Returns 1 with @r filled, 0 when nothing is new, or -errno.
+ */
+int tracemap_cpu_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
+{
+	if (!c || !r)
+		return tm_err(EINVAL);
+	return read_region(c, r, false);
+}
+
 /* -------------------------------------------------------------- events */
 
 /* The record the walk found, as the next event of @c */
@@ -491,6 +496,7 @@ static inline void hand_out(struct tracemap_cpu *c, const struct tm_rec *rec,
 	ev->cpu = c->cpu;
 	ev->missed = c->it.missed;
 	c->it.missed = 0;
+	c->it.recs++;
 	c->st.events++;
 }
 
@@ -541,7 +547,8 @@ int tracemap_cpu_next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
 			it->have_region = false;
 			/* the consuming walk continues from here on the same page */
 			if (c->mode == TRACEMAP_MODE_CONSUME && c->backend == TRACEMAP_BACKEND_MMAP)
-				tm_consume_walked(c, it->region.id, &it->walk, ret < 0);
+				tm_consume_walked(c, it->region.id, &it->walk, ret < 0,
+						  it->recs);
 			if (ret < 0) {
 				c->st.corrupt++;
 				it->missed = TRACEMAP_LOST_UNKNOWN;
@@ -558,9 +565,10 @@ int tracemap_cpu_next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
 		 */
 		if (++regions > 2 * (c->nr_subbufs > 8 ? c->nr_subbufs : 8) + 2)
 			return 0;
-		ret = tracemap_cpu_read_region(c, &it->region);
+		ret = read_region(c, &it->region, true);
 		if (ret <= 0)
 			return ret;
+		it->recs = 0;
 		it->walk = (struct tm_walk){ it->region.data, it->region.start, it->region.end,
 					     it->region.base_ts };
 		/* a gap with no event after it yet waits for the next event */

@@ -28,6 +28,8 @@
 struct tm_decode {
 	struct tep_handle *tep;
 	struct tep_event *exec_event;
+	struct tep_format_field *type_field;	/* common_type, to spot exec_event */
+	bool observing;				/* exec_event and type_field are set */
 	char *tracefs;
 	uint64_t cmdline_reload;
 	int gone[NR_GONE];		/* pids without a /proc entry, most recent */
@@ -45,6 +47,14 @@ struct tm_decode *tm_decode_new(const char *tracefs)
 		return NULL;
 	}
 	return d;
+}
+
+/* bumped by every change of a tep's task names the library makes */
+uint64_t tm_comm_gen;
+
+void tm_comms_changed(void)
+{
+	__atomic_add_fetch(&tm_comm_gen, 1, __ATOMIC_RELAXED);
 }
 
 void tm_decode_free(struct tm_decode *d)
@@ -73,7 +83,11 @@ struct tep_handle *tm_decode_tep(struct tm_decode *d)
 		return NULL;
 	}
 	tracefs_load_cmdlines(d->tracefs, d->tep);
+	tm_comms_changed();
 	d->exec_event = tep_find_event_by_name(d->tep, "sched", "sched_process_exec");
+	if (d->exec_event)
+		d->type_field = tep_find_common_field(d->exec_event, "common_type");
+	d->observing = d->exec_event && d->type_field;
 	return d->tep;
 }
 
@@ -131,7 +145,10 @@ static bool proc_comm(struct tm_decode *d, int pid)
 	while (n && comm[n - 1] == '\n')
 		n--;
 	comm[n] = '\0';
-	return n && !tep_register_comm(d->tep, comm, pid);
+	if (!n || tep_register_comm(d->tep, comm, pid))
+		return false;
+	tm_comms_changed();
+	return true;
 }
 
 static void learn_comm(struct tm_decode *d, int pid)
@@ -158,23 +175,21 @@ static void learn_comm(struct tm_decode *d, int pid)
 	if (now - d->cmdline_reload >= wait) {
 		d->cmdline_reload = now;
 		tracefs_load_cmdlines(d->tracefs, d->tep);
+		tm_comms_changed();
 	}
 }
 
-void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
+/* An exec: the task takes the name of the program (out of line: rare). */
+static __attribute__((noinline)) void observe_exec(struct tm_decode *d,
+						   const struct tracemap_event *ev)
 {
+	struct tep_event *e = d->exec_event;
 	struct tep_record rec;
 	const char *file, *base;
-	struct tep_event *e;
 	char comm[16];
 	int pid, len = 0;
 
-	if (!d || !d->tep || !d->exec_event)
-		return;
 	tracemap_event_to_record(ev, &rec);
-	e = tep_find_event_by_record(d->tep, &rec);
-	if (e != d->exec_event)
-		return;
 	pid = tep_data_pid(d->tep, &rec);
 	file = tep_get_field_raw(NULL, e, "filename", &rec, &len, 0);
 	if (!file || len <= 0 || pid <= 0)
@@ -186,6 +201,37 @@ void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
 	/* the kernel keeps TASK_COMM_LEN - 1 = 15 characters */
 	snprintf(comm, sizeof(comm), "%.*s", len, base);
 	tep_override_comm(d->tep, comm, pid);
+	tm_comms_changed();
+}
+
+void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
+{
+	struct tep_format_field *tf;
+	unsigned long long type;
+	uint16_t type16;
+
+	/* every event passes here: its type is read, not looked up */
+	if (!d || !d->exec_event)
+		return;
+	tf = d->type_field;
+	if (!tf || (unsigned int)(tf->offset + tf->size) > ev->size)
+		return;
+	if (tf->size == 2) {
+		/* the local formats: host byte order */
+		memcpy(&type16, (const unsigned char *)ev->data + tf->offset, sizeof(type16));
+		type = type16;
+	} else if (tep_read_number_field(tf, ev->data, &type)) {
+		return;
+	}
+	if (type == (unsigned int)d->exec_event->id)
+		observe_exec(d, ev);
+}
+
+const bool *tm_decode_observing(const struct tm_decode *d)
+{
+	static const bool never;
+
+	return d ? &d->observing : &never;
 }
 
 /* ------------------------------------------------------------ accessors */

@@ -70,11 +70,23 @@ static inline void ob_putc(struct obuf *o, char c)
 	o->buf[o->len++] = c;
 }
 
-static void ob_fill(struct obuf *o, char c, size_t n)
+/*
+ * The byte loops below write through a local pointer and set len once: a
+ * store through o->buf may alias o itself, so writing o->buf[o->len++]
+ * reloads both for every byte.
+ */
+static inline char *fill(char *q, char c, size_t n)
+{
+	while (n--)
+		*q++ = c;
+	return q;
+}
+
+static inline void ob_fill(struct obuf *o, char c, size_t n)
 {
 	if (!ob_reserve(o, n))
 		return;
-	memset(o->buf + o->len, c, n);
+	fill(o->buf + o->len, c, n);
 	o->len += n;
 }
 
@@ -82,43 +94,107 @@ static void ob_fill(struct obuf *o, char c, size_t n)
 static void ob_pad(struct obuf *o, const char *s, size_t n, int width, bool left)
 {
 	size_t pad = width > 0 && (size_t)width > n ? (size_t)width - n : 0;
+	char *q;
 
+	if (!ob_reserve(o, n + pad))
+		return;
+	q = o->buf + o->len;
 	if (!left)
-		ob_fill(o, ' ', pad);
-	ob_put(o, s, n);
+		q = fill(q, ' ', pad);
+	memcpy(q, s, n);
+	q += n;
 	if (left)
-		ob_fill(o, ' ', pad);
+		q = fill(q, ' ', pad);
+	o->len = q - o->buf;
 }
 
-/* digits of @v in @base into the end of @end; returns the count */
-static int utoa_rev(char *end, unsigned long long v, unsigned int base, bool upper)
+/*
+ * Digits of @v in @base into the end of @end; returns the count. Inlined,
+ * so that the usual bases divide by a constant (a multiplication) instead
+ * of a division instruction per digit.
+ */
+static inline int utoa_rev(char *end, unsigned long long v, unsigned int base, bool upper)
 {
 	const char *dig = upper ? "0123456789ABCDEF" : "0123456789abcdef";
 	char *p = end;
 
-	do {
-		*--p = dig[v % base];
-		v /= base;
-	} while (v);
+	if (base == 10) {
+		do {
+			*--p = '0' + v % 10;
+			v /= 10;
+		} while (v);
+	} else if (base == 16) {
+		do {
+			*--p = dig[v & 15];
+			v >>= 4;
+		} while (v);
+	} else {
+		do {
+			*--p = dig[v % base];
+			v /= base;
+		} while (v);
+	}
 	return end - p;
+}
+
+static const char digit_pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* Decimal digits of @v */
+static inline int dec_len(unsigned long long v)
+{
+	int n = 1;
+
+	while (v >= 10000) {
+		v /= 10000;
+		n += 4;
+	}
+	return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/*
+ * @v in decimal at @q, right-aligned in @width columns filled with @padc:
+ * written in place, without a copy. Returns the end.
+ */
+static inline char *put_dec(char *q, unsigned long long v, int width, char padc)
+{
+	int n = dec_len(v);
+	char *end;
+
+	if (n < width)
+		q = fill(q, padc, width - n);
+	end = q + n;
+	/* two digits per division */
+	while (v >= 100) {
+		end -= 2;
+		memcpy(end, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10)
+		memcpy(end - 2, digit_pairs + 2 * v, 2);
+	else
+		end[-1] = '0' + v;
+	return q + n;
 }
 
 static void ob_u64(struct obuf *o, unsigned long long v)
 {
-	char b[24];
-	int n = utoa_rev(b + sizeof(b), v, 10, false);
-
-	ob_put(o, b + sizeof(b) - n, n);
+	if (ob_reserve(o, 20))
+		o->len = put_dec(o->buf + o->len, v, 0, 0) - o->buf;
 }
 
 static void ob_s64(struct obuf *o, long long v)
 {
-	if (v < 0) {
-		ob_putc(o, '-');
-		ob_u64(o, -(unsigned long long)v);
-	} else {
-		ob_u64(o, v);
-	}
+	char *q;
+
+	if (!ob_reserve(o, 21))
+		return;
+	q = o->buf + o->len;
+	if (v < 0)
+		*q++ = '-';
+	o->len = put_dec(q, v < 0 ? -(unsigned long long)v : (unsigned long long)v, 0, 0) - o->buf;
 }
 
 /* "0x%llx" */
@@ -393,6 +469,33 @@ struct prog {
 	int nr_allocs;
 };
 
+/*
+ * A task name as libtraceevent gave it, copied: kept while no name changed
+ * (tm_comms_gen()), so that the events of one task (or of a few, by pid
+ * modulo NR_COMMS) look the name up once instead of a binary search each.
+ */
+#define NR_COMMS	64
+struct comm_slot {
+	uint64_t gen;			/* tm_comms_gen() + 1 at the lookup; 0: empty */
+	int pid;
+	unsigned int len;
+	char comm[24];
+};
+
+/*
+ * A kernel address and the function libtraceevent names for it, looked up
+ * once: libtraceevent builds its map of functions on the first lookup, and
+ * a caller that registers functions after that says so
+ * (tracemap_format_forget_names()).
+ */
+#define NR_FUNCS	64
+struct func_slot {
+	unsigned long long addr;
+	unsigned long long start;	/* of the function */
+	const char *name;		/* NULL: no function there */
+	bool valid;
+};
+
 struct tracemap_format {
 	struct tep_handle *tep;
 	struct prog **progs;		/* by event type id, compiled on first use */
@@ -406,6 +509,8 @@ struct tracemap_format {
 	struct tracemap_format_stats st;
 	char comm_buf[64];
 	int registered[256];		/* pids the sched plugin's comms were given for, by pid % 256 */
+	struct comm_slot comms[NR_COMMS];
+	struct func_slot funcs[NR_FUNCS];
 };
 
 /* ---------------------------------------------------------- evaluation */
@@ -714,7 +819,9 @@ static void put_comm_pid(struct ectx *e, struct obuf *o, const struct tep_format
 		 * after that): a pid registered once needs no second call.
 		 */
 		if (e->f->registered[(unsigned int)pid % 256] != (int)pid || !pid) {
-			tep_register_comm(e->f->tep, buf, (int)pid);
+			/* the name of pid 0 is always "<idle>" */
+			if (!tep_register_comm(e->f->tep, buf, (int)pid) && pid)
+				tm_comms_changed();
 			e->f->registered[(unsigned int)pid % 256] = (int)pid;
 		}
 		ob_putc(o, ':');
@@ -768,24 +875,54 @@ static void run_sched(struct ectx *e, struct obuf *o, const struct op *op)
 	}
 }
 
+/* "%02x" of every byte value, two characters each */
+static const char hex_pairs[] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
 /* "# <id in hex>" and " %02x" for every byte from buf to the end of the record */
 static void run_raw_data(struct ectx *e, struct obuf *o, const struct op *op)
 {
-	static const char hex[] = "0123456789abcdef";
 	const struct plugin_fields *sf = op->sf;
-	char b[24];
-	int i, n;
+	const unsigned char *d, *end;
+	char b[24], *q;
+	int n;
 
 	n = utoa_rev(b + sizeof(b), fval(e, sf->id), 16, false);
 	ob_put(o, "# ", 2);
 	ob_put(o, b + sizeof(b) - n, n);
-	if (!ob_reserve(o, 3 * (e->size > sf->buf->offset ? e->size - sf->buf->offset : 0)))
+	if (e->size <= sf->buf->offset || !ob_reserve(o, 3 * (e->size - sf->buf->offset)))
 		return;
-	for (i = sf->buf->offset; i < e->size; i++) {
-		o->buf[o->len++] = ' ';
-		o->buf[o->len++] = hex[e->data[i] >> 4];
-		o->buf[o->len++] = hex[e->data[i] & 15];
+	/* locals: a store through q may alias e and o */
+	d = e->data + sf->buf->offset;
+	end = e->data + e->size;
+	q = o->buf + o->len;
+	for (; d < end; d++) {
+		q[0] = ' ';
+		memcpy(q + 1, hex_pairs + 2 * *d, 2);
+		q += 3;
 	}
+	o->len = q - o->buf;
+}
+
+/* The function at @addr, looked up once per address (by its hash) */
+static const struct func_slot *func_of(struct tracemap_format *f, unsigned long long addr)
+{
+	struct func_slot *fs = &f->funcs[(addr ^ (addr >> 12)) % NR_FUNCS];
+
+	if (fs->valid && fs->addr == addr)
+		return fs;
+	fs->addr = addr;
+	fs->name = tep_find_function(f->tep, addr);
+	fs->start = fs->name ? tep_find_function_address(f->tep, addr) : 0;
+	fs->valid = true;
+	return fs;
 }
 
 static void run_prog(struct tracemap_format *f, const struct prog *pg, const void *data,
@@ -834,13 +971,14 @@ static void run_prog(struct tracemap_format *f, const struct prog *pg, const voi
 		}
 		case OP_FUNC: {
 			unsigned long long v = eval(&e, op->x);
-			const char *fn = tep_find_function(f->tep, v);
+			const struct func_slot *fs = func_of(f, v);
+			const char *fn = fs->name;
 
 			if (fn) {
 				ob_put(o, fn, strlen(fn));
 				if (op->with_offset) {
 					ob_put(o, "+", 1);
-					ob_hex(o, v - tep_find_function_address(f->tep, v));
+					ob_hex(o, v - fs->start);
 				}
 			} else {
 				ob_hex(o, f->long_size == 4 ? (unsigned long long)(long)(int)v : v);
@@ -1782,6 +1920,52 @@ static void line_unknown(struct tracemap_format *f, const struct tracemap_event 
 	f->st.fallback_events++;
 }
 
+/* The name of task @pid, as tep_data_comm_from_pid() says; *@len its length. */
+static const char *comm_of(struct tracemap_format *f, int pid, size_t *len)
+{
+	struct comm_slot *c = &f->comms[(unsigned int)pid % NR_COMMS];
+	uint64_t gen = tm_comms_gen() + 1;
+	const char *comm;
+	size_t n;
+
+	if (c->gen == gen && c->pid == pid) {
+		*len = c->len;
+		return c->comm;
+	}
+	comm = tep_data_comm_from_pid(f->tep, pid);
+	n = strlen(comm);
+	*len = n;
+	if (n >= sizeof(c->comm))
+		return comm;
+	memcpy(c->comm, comm, n + 1);
+	c->len = n;
+	c->pid = pid;
+	c->gen = gen;
+	return c->comm;
+}
+
+/**
+ * tracemap_format_forget_names - look task and function names up again
+ * @f: the formatter
+ *
+ * tracemap_format_line() looks the name of a task up in its tep once and
+ * keeps it until the library changes a name (a stream learning one, an
+ * exec, the sched plugin's comms); it looks a kernel address up once too.
+ * A program that changes the tep's names itself (tep_register_comm(),
+ * tep_override_comm(), tracefs_load_cmdlines(), tep_register_function())
+ * calls this before its next line.
+ *
+ * Returns 0, or -EINVAL for a NULL formatter.
+ */
+int tracemap_format_forget_names(struct tracemap_format *f)
+{
+	if (!f)
+		return tm_err(EINVAL);
+	memset(f->comms, 0, sizeof(f->comms));
+	memset(f->funcs, 0, sizeof(f->funcs));
+	return 0;
+}
+
 /**
  * tracemap_format_line - the line 'trace-cmd report' 3.1.6 prints for an event
  * @f: the formatter
@@ -1792,6 +1976,8 @@ static void line_unknown(struct tracemap_format *f, const struct tracemap_event 
  * "comm-pid [cpu] time: name: info": comm right-aligned in 16 columns, the
  * pid left-aligned in 5, the CPU in 3 digits, the time in seconds with
  * microseconds (or the raw count for counter clocks), the name padded to 20.
+ * The task's name is looked up once, then kept while the library changes
+ * no name (see tracemap_format_forget_names()).
  *
  * Returns the length of the line, or -errno (EINVAL, ENOMEM).
  */
@@ -1801,8 +1987,9 @@ int tracemap_format_line(struct tracemap_format *f, const struct tracemap_event 
 	struct obuf *o = &f->out;
 	const char *comm;
 	struct prog *pg;
-	char b[24];
-	int pid, n;
+	size_t comm_len;
+	char *q, *p;
+	int pid;
 
 	if (!f || !ev || !out || ev->size < 2)
 		return tm_err(EINVAL);
@@ -1816,47 +2003,47 @@ int tracemap_format_line(struct tracemap_format *f, const struct tracemap_event 
 		line_unknown(f, ev);
 		goto end;
 	}
-	/* "%16s-%-5d [%03d]" */
 	pid = (int)read_num((const unsigned char *)ev->data + pg->pid_offset, pg->pid_size);
-	comm = tep_data_comm_from_pid(f->tep, pid);
-	ob_pad(o, comm, strlen(comm), 16, false);
-	ob_putc(o, '-');
-	n = utoa_rev(b + sizeof(b), pid < 0 ? -(long long)pid : pid, 10, false);
+	comm = comm_of(f, pid, &comm_len);
+	/* the prefix and the name in one piece: the comm and at most 72 bytes more */
+	if (!ob_reserve(o, comm_len + 80 + pg->head_len))
+		goto end;
+	q = o->buf + o->len;
+	/* "%16s-%-5d [%03d]" */
+	q = fill(q, ' ', comm_len < 16 ? 16 - comm_len : 0);
+	memcpy(q, comm, comm_len);
+	q += comm_len;
+	*q++ = '-';
+	p = q;
 	if (pid < 0)
-		b[sizeof(b) - ++n] = '-';
-	ob_pad(o, b + sizeof(b) - n, n, 5, true);
-	ob_put(o, " [", 2);
-	n = utoa_rev(b + sizeof(b), (unsigned int)ev->cpu, 10, false);
+		*q++ = '-';
+	q = put_dec(q, pid < 0 ? -(long long)pid : pid, 0, 0);
+	q = fill(q, ' ', q - p < 5 ? 5 - (q - p) : 0);
+	*q++ = ' ';
+	*q++ = '[';
 	if (ev->cpu < 0) {
 		/* never for a real event; keep printf's sign */
-		ob_putc(o, '-');
-		n = utoa_rev(b + sizeof(b), -(unsigned long long)ev->cpu, 10, false);
-		ob_fill(o, '0', n < 2 ? 2 - n : 0);
+		*q++ = '-';
+		q = put_dec(q, -(unsigned long long)ev->cpu, 2, '0');
 	} else {
-		ob_fill(o, '0', n < 3 ? 3 - n : 0);
+		q = put_dec(q, (unsigned int)ev->cpu, 3, '0');
 	}
-	ob_put(o, b + sizeof(b) - n, n);
-	ob_putc(o, ']');
+	*q++ = ']';
 	if (f->usecs) {
 		/* " %6.1000d:" of tep_print_event: rounded microseconds as s.us */
 		unsigned long long t = (ev->ts + 500) / 1000;
 
-		ob_putc(o, ' ');
-		n = utoa_rev(b + sizeof(b), t / 1000000, 10, false);
-		ob_fill(o, ' ', n < 5 ? 5 - n : 0);
-		ob_put(o, b + sizeof(b) - n, n);
-		ob_putc(o, '.');
-		n = utoa_rev(b + sizeof(b), t % 1000000, 10, false);
-		ob_fill(o, '0', 6 - n);
-		ob_put(o, b + sizeof(b) - n, n);
+		*q++ = ' ';
+		q = put_dec(q, t / 1000000, 5, ' ');
+		*q++ = '.';
+		q = put_dec(q, t % 1000000, 6, '0');
 	} else {
 		/* "%12d:": libtraceevent's 10^12 divisor overflows to none */
-		n = utoa_rev(b + sizeof(b), ev->ts, 10, false);
-		ob_fill(o, ' ', n < 12 ? 12 - n : 0);
-		ob_put(o, b + sizeof(b) - n, n);
+		q = put_dec(q, ev->ts, 12, ' ');
 	}
-	ob_putc(o, ':');
-	ob_put(o, pg->head, pg->head_len);
+	*q++ = ':';
+	memcpy(q, pg->head, pg->head_len);
+	o->len = q + pg->head_len - o->buf;
 	info(f, pg, ev);
 end:
 	if (o->len && o->buf[o->len - 1] == '\n')

@@ -47,6 +47,8 @@ struct tm_self {
 	uint64_t refreshed;
 	struct self_event *evs;		/* sched events with task fields */
 	int nr_evs;
+	int *ev_of_type;		/* index + 1 in evs by event id, 0: none */
+	int nr_types;			/* ids ev_of_type covers */
 };
 
 static int read_tids(struct tm_self *self)
@@ -122,6 +124,15 @@ static int load_sched(struct tm_self *self, const char *tracefs)
 		self->nr_evs++;
 	}
 	tep_free(tep);
+	/* every event is checked: its type finds its entry without a search */
+	for (i = 0; i < self->nr_evs; i++)
+		if (self->evs[i].id >= self->nr_types)
+			self->nr_types = self->evs[i].id + 1;
+	self->ev_of_type = calloc(self->nr_types ? self->nr_types : 1, sizeof(int));
+	if (!self->ev_of_type)
+		return tm_err(ENOMEM);
+	for (i = 0; i < self->nr_evs; i++)
+		self->ev_of_type[self->evs[i].id] = i + 1;
 	return 0;
 }
 
@@ -161,6 +172,7 @@ void tm_self_free(struct tm_self *self)
 	for (i = 0; i < self->nr_evs; i++)
 		free(self->evs[i].name);
 	free(self->evs);
+	free(self->ev_of_type);
 	free(self->tids);
 	free(self);
 }
@@ -239,9 +251,10 @@ static bool is_own(const struct tm_self *self, int pid)
 bool tm_self_match(const struct tm_self *self, const struct tracemap_event *ev)
 {
 	const unsigned char *p = ev->data;
+	const struct self_event *se;
 	uint16_t type;
 	int32_t pid;
-	int i, k;
+	int k;
 
 	/* struct trace_entry: u16 type, u8 flags, u8 preempt_count, s32 pid */
 	if (ev->size < 8)
@@ -250,17 +263,15 @@ bool tm_self_match(const struct tm_self *self, const struct tracemap_event *ev)
 	if (is_own(self, pid))
 		return true;
 	memcpy(&type, p, sizeof(type));
-	for (i = 0; i < self->nr_evs; i++) {
-		if (self->evs[i].id != type)
+	if (type >= self->nr_types || !self->ev_of_type[type])
+		return false;
+	se = &self->evs[self->ev_of_type[type] - 1];
+	for (k = 0; k < se->nr; k++) {
+		if (se->off[k] + 4 > ev->size)
 			continue;
-		for (k = 0; k < self->evs[i].nr; k++) {
-			if (self->evs[i].off[k] + 4 > ev->size)
-				continue;
-			memcpy(&pid, p + self->evs[i].off[k], sizeof(pid));
-			if (is_own(self, pid))
-				return true;
-		}
-		break;
+		memcpy(&pid, p + se->off[k], sizeof(pid));
+		if (is_own(self, pid))
+			return true;
 	}
 	return false;
 }

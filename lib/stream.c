@@ -60,6 +60,7 @@ struct scpu {
 	bool region_seen;		/* region_id is set */
 	bool chased;			/* the writer is on the reader page: no new region this round */
 	bool lost_told;			/* on_lost was called for the pending event */
+	bool held;			/* the reader counts ev as held (tm_cpu_hold()) */
 	long long carry_missed;		/* loss before own events left out (pull model) */
 };
 
@@ -86,8 +87,10 @@ struct tracemap_stream {
 	uint64_t run_limit;		/* ... the oldest pending event of the others */
 	struct scpu *drain;		/* unordered: the CPU being drained ... */
 	uint64_t drain_op;		/* ... and the region it was chosen for */
-	bool drained;			/* the last round found every CPU empty */
+	bool drained;			/* the last round found every CPU empty (or waits: stall_waits()) */
 	bool stalled;			/* the last round ended on the budget */
+	bool chase_held;		/* ... a CPU was held back by the chase limit */
+	bool budget_held;		/* ... a CPU was held back by the budget */
 	bool kicked;			/* kickfd holds a count */
 
 	char *percent_path;
@@ -96,6 +99,7 @@ struct tracemap_stream {
 	struct tm_events *events;	/* what opts.events/pids changed, to restore */
 	struct tm_self *self;		/* TRACEMAP_STREAM_NO_SELF */
 	struct tm_decode *decode;	/* formats, loaded when first asked for */
+	const bool *observe;		/* tm_decode_observing(): execs rename tasks */
 };
 
 /* --------------------------------------------------------------- CPUs */
@@ -372,6 +376,8 @@ static void new_round(struct tracemap_stream *s)
 	s->round_op = s->op;
 	s->drained = false;
 	s->stalled = false;
+	s->chase_held = false;
+	s->budget_held = false;
 	for (i = 0; i < s->nr; i++) {
 		s->cpus[i].round_regions = 0;
 		s->cpus[i].chased = false;
@@ -440,6 +446,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 		ret = -errno;
 		goto fail;
 	}
+	s->observe = tm_decode_observing(s->decode);
 
 	n = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
 	if (n < 0) {
@@ -536,6 +543,8 @@ struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n
 	s->on_event = o->on_event;
 	s->on_lost = o->on_lost;
 	s->ctx = o->ctx;
+	/* no formats: nothing to observe */
+	s->observe = tm_decode_observing(NULL);
 	for (i = 0; i < n; i++) {
 		s->cpus[i].cpu = i;
 		s->cpus[i].c = cpus[i];
@@ -678,14 +687,29 @@ struct tm_decode *tm_stream_decode(struct tracemap_stream *s)
  * of that region and then waits for the next round, like a CPU out of
  * budget: it is not "found empty" (the writer may have moved on to the next
  * sub-buffer since), so the merge stalls on it and the round ends stalled.
- * Only at watermark 0 (no tick): above it the kernel wakes in batches and a
- * round drains up to the writer as before.
+ * Always in consume mode; at a watermark above 0 the next round then waits
+ * for the kernel's wakeup or the tick (stall_waits()), instead of chasing a
+ * writer as fast as the reader, two calls (the CPU and an idle one's empty
+ * check) for every few events. Following (a tick, copies of live pages)
+ * drains up to the writer as before.
  */
-static bool has_budget(const struct tracemap_stream *s, const struct scpu *sc)
+static bool has_budget(struct tracemap_stream *s, const struct scpu *sc)
 {
-	if (sc->chased && s->timerfd < 0 && !tm_cpu_region_left(sc->c))
+	if (sc->chased && (s->timerfd < 0 || s->mode == TRACEMAP_MODE_CONSUME) &&
+	    !tm_cpu_region_left(sc->c)) {
+		s->chase_held = true;
 		return false;
-	return sc->round_regions < s->budget;
+	}
+	if (sc->round_regions < s->budget)
+		return true;
+	s->budget_held = true;
+	return false;
+}
+
+/* A stalled round: go on at once, or wait for the kernel's wakeup or the tick. */
+static bool stall_waits(const struct tracemap_stream *s)
+{
+	return s->timerfd >= 0 && s->chase_held && !s->budget_held;
 }
 
 /*
@@ -696,8 +720,10 @@ static void keep(struct tracemap_stream *s, struct scpu *sc)
 {
 	sc->has = true;
 	sc->lost_told = false;
-	if (s->mode == TRACEMAP_MODE_CONSUME)
+	if (s->mode == TRACEMAP_MODE_CONSUME) {
 		tm_cpu_hold(sc->c, true);
+		sc->held = true;
+	}
 }
 
 /* One call into a reader: its next event becomes pending, or it is empty now. */
@@ -896,7 +922,11 @@ static int merge_next(struct tracemap_stream *s, struct scpu **out)
 static inline void take(struct tracemap_stream *s, struct scpu *sc)
 {
 	sc->has = false;
-	tm_cpu_hold(sc->c, false);
+	/* an event of the fast path (run_region()) was never held */
+	if (sc->held) {
+		tm_cpu_hold(sc->c, false);
+		sc->held = false;
+	}
 	if (s->flags & TRACEMAP_STREAM_UNORDERED)
 		return;
 	if (sc->ev.ts < s->last_ts)
@@ -940,7 +970,8 @@ static inline int deliver(struct tracemap_stream *s, struct scpu *sc)
 	take(s, sc);
 	if (own_event(s, sc))
 		return 0;
-	tm_decode_observe(s->decode, &sc->ev);
+	if (*s->observe)
+		tm_decode_observe(s->decode, &sc->ev);
 	if (s->on_event) {
 		ret = s->on_event(s->ctx, &sc->ev);
 		if (ret < 0)
@@ -1008,7 +1039,9 @@ static int run_round(struct tracemap_stream *s)
 		tm_wake_data(&s->wake);
 	if (ret < 0)
 		return ret;
-	if (s->stalled)
+	if (s->stalled && stall_waits(s))
+		s->drained = true;
+	else if (s->stalled)
 		kick(s);
 	return n;
 }
@@ -1155,11 +1188,12 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 			}
 			sc->ev.missed = add_missed(sc->carry_missed, sc->ev.missed);
 			sc->carry_missed = 0;
-			tm_decode_observe(s->decode, &sc->ev);
+			if (*s->observe)
+				tm_decode_observe(s->decode, &sc->ev);
 			*ev = sc->ev;
 			return 1;
 		}
-		if (!s->stalled) {
+		if (!s->stalled || stall_waits(s)) {
 			ret = wait_more(s, deadline, &waited);
 			if (ret <= 0)
 				return ret;

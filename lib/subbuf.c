@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * Sub-buffer format: the record walker, the lost-events word, the page
+ * Sub-buffer format: the record walker (its fast path for plain data
+ * records is tm_walk_next() in tracemap-local.h), the lost-events word, the page
  * writer and the torn-copy check. Every other file goes through these;
  * the page builder that feeds the writer is beside it in subbuf-pages.c.
  */
@@ -32,7 +33,7 @@ static inline int data_record(struct tm_walk *w, struct tm_rec *rec, const unsig
 	return 1;
 }
 
-int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
+int tm_walk_next_slow(struct tm_walk *w, struct tm_rec *rec)
 {
 	while (w->off < w->end) {
 		unsigned int left = w->end - w->off;

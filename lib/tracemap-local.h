@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tracemap.h"
 #include "uapi/trace_mmap.h"
@@ -63,8 +64,35 @@ struct tm_walk {
 	uint64_t ts;
 };
 
-/* Returns 1 with the next data record, 0 at end, -EBADMSG on a corrupt record. */
-int tm_walk_next(struct tm_walk *w, struct tm_rec *rec);
+/* tm_walk_next() past anything but a plain data record (subbuf.c) */
+int tm_walk_next_slow(struct tm_walk *w, struct tm_rec *rec);
+
+/*
+ * Returns 1 with the next data record, 0 at end, -EBADMSG on a corrupt
+ * record. Inline for the record that is most of every page (a data record
+ * with its length in the header), everything else in tm_walk_next_slow().
+ */
+static inline int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
+{
+	unsigned int left = w->end - w->off, type_len, len;
+	uint32_t hdr;
+
+	if (w->off < w->end && left >= 4) {
+		memcpy(&hdr, w->data + w->off, sizeof(hdr));
+		type_len = hdr & 31;
+		len = type_len * 4;
+		if (type_len >= 1 && type_len <= 28 && len <= left - 4) {
+			w->ts += hdr >> 5;
+			rec->ts = w->ts;
+			rec->payload = w->data + w->off + 4;
+			rec->size = len;
+			rec->off = w->off;
+			w->off += 4 + len;
+			return 1;
+		}
+	}
+	return tm_walk_next_slow(w, rec);
+}
 
 /* Walk to @to without delivering; returns 0 or -EBADMSG. */
 int tm_walk_skip(struct tm_walk *w, unsigned int to);
@@ -392,5 +420,21 @@ void tm_decode_free(struct tm_decode *d);
 struct tep_handle *tm_decode_tep(struct tm_decode *d);
 /* Every delivered event: an exec renames its task. Nothing before the formats are loaded. */
 void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev);
+/* True while tm_decode_observe() has something to do (@d NULL: never): a flag to test per event. */
+const bool *tm_decode_observing(const struct tm_decode *d);
+
+/*
+ * Task names. Every change the library makes to a tep's names (loading
+ * saved_cmdlines, a name from /proc, an exec, the sched plugin's comms)
+ * calls tm_comms_changed(); what was looked up before a change is looked up
+ * again after it (the formatter's name cache, format.c).
+ */
+extern uint64_t tm_comm_gen;
+void tm_comms_changed(void);
+
+static inline uint64_t tm_comms_gen(void)
+{
+	return __atomic_load_n(&tm_comm_gen, __ATOMIC_RELAXED);
+}
 
 #endif /* _TRACEMAP_LOCAL_H */

@@ -102,6 +102,8 @@ struct printer {
 	struct tep_handle *tep;
 	struct tep_plugin_list *plugins;
 	struct tracemap_format *fmt;	/* the lines of trace-cmd report */
+	int comm_pid;			/* the task of the last event ... */
+	bool comm_known;		/* ... whose name the library knows */
 	unsigned int since_check;	/* events since the last look at the signalfd */
 	uint64_t until;			/* final drain: stop delivering at this now_ns() */
 	int sfd;

@@ -103,11 +103,21 @@ static int print_raw(struct printer *p, const struct tracemap_event *ev)
 
 static int print_event(struct printer *p, const struct tracemap_event *ev)
 {
-	const char *line;
-	int n;
+	const char *line, *comm;
+	int n, pid;
 
-	/* the library learns the task's name (saved_cmdlines, /proc, exec) */
-	tracemap_event_comm(p->stream, ev);
+	/*
+	 * The library learns the name of a task it does not know yet
+	 * (saved_cmdlines, /proc, exec). For a task it knows, the call only
+	 * looks the name up: not again for the events of the same task that
+	 * follow (the formatter keeps the name itself).
+	 */
+	pid = tracemap_event_pid(p->stream, ev);
+	if (pid != p->comm_pid || !p->comm_known) {
+		comm = tracemap_event_comm(p->stream, ev);
+		p->comm_pid = pid;
+		p->comm_known = comm && strcmp(comm, "<...>");
+	}
 	/* the line of trace-cmd report 3.1.6, from the library's one formatter */
 	n = tracemap_format_line(p->fmt, ev, &line);
 	if (n <= 0)

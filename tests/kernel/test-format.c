@@ -647,10 +647,73 @@ static void test_api(void **state)
 	tracemap_format_free(NULL);
 }
 
+/* @name's value in @buf, a field of sched_switch */
+static void put_field(struct tep_event *e, unsigned char *buf, const char *name, long long v)
+{
+	struct tep_format_field *fl = tep_find_any_field(e, name);
+
+	assert_non_null(fl);
+	put_num(buf + fl->offset, fl->size, v);
+}
+
+/*
+ * The formatter keeps a task's name between lines: a name the sched plugin
+ * learns from a switch, and one the caller changes (with
+ * tracemap_format_forget_names()), show on the very next line of that task.
+ */
+static void test_comms(void **state)
+{
+	static unsigned char own[12] = { 0xfe, 0xff, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0 };
+	const int pid = 4194301;	/* above any pid this kernel hands out */
+	struct tep_event *sw = tep_find_event_by_name(ours.tep, "sched", "sched_switch");
+	struct tracemap_event ev = { .data = own, .size = sizeof(own), .ts = 5000000 };
+	struct tracemap_event swev = { .ts = 6000000 };
+	unsigned char swbuf[256] = { 0 };
+	struct tep_format_field *fl;
+	const char *line;
+
+	assert_non_null(sw);
+	/* the "late" type of test_api, written by the task */
+	memcpy(own + 4, &pid, sizeof(pid));
+	compare(&ev, "unknown task");
+	assert_int_equal(tracemap_format_line(fmt, &ev, &line) > 0, 1);
+	assert_non_null(strstr(line, "<...>-4194301 "));
+
+	/* a switch to it teaches both sides its name */
+	fl = tep_find_common_field(sw, "common_type");
+	put_num(swbuf + fl->offset, fl->size, sw->id);
+	put_field(sw, swbuf, "common_pid", 0);
+	memcpy(swbuf + tep_find_any_field(sw, "next_comm")->offset, "tmcommtest", 11);
+	memcpy(swbuf + tep_find_any_field(sw, "prev_comm")->offset, "swapper/1", 10);
+	put_field(sw, swbuf, "prev_pid", 0);
+	put_field(sw, swbuf, "next_pid", pid);
+	put_field(sw, swbuf, "prev_prio", 120);
+	put_field(sw, swbuf, "next_prio", 120);
+	swev.data = swbuf;
+	for (fl = sw->format.fields; fl; fl = fl->next)
+		if ((unsigned int)(fl->offset + fl->size) > swev.size)
+			swev.size = fl->offset + fl->size;
+	compare(&swev, "switch naming the task");
+	compare(&ev, "task named by a switch");
+	assert_int_equal(tracemap_format_line(fmt, &ev, &line) > 0, 1);
+	assert_non_null(strstr(line, "tmcommtest-4194301 "));
+
+	/* the caller renames it in both: seen after tracemap_format_forget_names() */
+	assert_int_equal(tep_override_comm(ours.tep, "tmrenamed", pid), 0);
+	assert_int_equal(tep_override_comm(ref.tep, "tmrenamed", pid), 0);
+	assert_int_equal(tracemap_format_forget_names(fmt), 0);
+	compare(&ev, "task renamed by the caller");
+	assert_int_equal(tracemap_format_line(fmt, &ev, &line) > 0, 1);
+	assert_non_null(strstr(line, "tmrenamed-4194301 "));
+	assert_int_equal(tracemap_format_forget_names(NULL), -EINVAL);
+	assert_int_equal(diffs, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_api),
+		cmocka_unit_test(test_comms),
 		cmocka_unit_test(test_every_format),
 		cmocka_unit_test(test_recorded),
 	};

@@ -6,7 +6,10 @@
  * page with no stored count and an overrun of 2^63 + 5 gave lost = -32513,
  * a region the page writer then refused), a stored count above overrun is
  * not taken for a reset (the same page again, forever), and reader ids and
- * positions out of range are refused with EPROTO. No kernel needed.
+ * positions out of range are refused with EPROTO. The meta page's read
+ * count growing by more than the records handed to us is counted as taken
+ * by another consumer, whether the caller walks the regions itself or the
+ * event iterator does (which counts them as it goes). No kernel needed.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -66,6 +69,31 @@ static void lay_out(unsigned int n, uint64_t overrun)
 	sbe_release(&e);
 }
 
+/*
+ * The next GET_READER hands out page 2 with 4 events (lost count @stored,
+ * -1: none) and the meta page's overrun and entries = read = @read.
+ */
+static void next_page(long long stored, uint64_t overrun, uint64_t read)
+{
+	unsigned int i;
+	struct sbe e;
+
+	sbe_init(&e, map.subbufs[2], SBS, 2000);
+	for (i = 0; i < 4; i++)
+		assert_true(sbe_event(&e, 2000 + i, NULL, 8, 0) >= 0);
+	e.commit = e.off;
+	sbe_finish(&e, stored);
+	assert_int_equal(e.missed_stored, stored >= 0);
+	next_meta = map.meta;
+	next_meta.reader.id = 2;
+	next_meta.reader.read = e.commit;
+	next_meta.overrun = overrun;
+	next_meta.entries = read;
+	next_meta.read = read;
+	have_next = 1;
+	sbe_release(&e);
+}
+
 static void test_overrun_too_big(void **state)
 {
 	static const uint64_t lies[] = { (1ULL << 63) + 5, UINT64_MAX, (1ULL << 63) };
@@ -116,8 +144,6 @@ static void test_stored_count_lies(void **state)
 	struct tracemap_event ev;
 	struct tracemap_cpu *c;
 	unsigned int calls, events = 0;
-	long long stored = 1000;
-	struct sbe e;
 	int ret;
 
 	tracemap_set_print(quiet, NULL);
@@ -126,20 +152,7 @@ static void test_stored_count_lies(void **state)
 			       NULL);
 	assert_non_null(c);
 	/* page 2: 4 events, MISSED|STORED with 1000, while overrun says 5 */
-	sbe_init(&e, map.subbufs[2], SBS, 2000);
-	for (calls = 0; calls < 4; calls++)
-		assert_true(sbe_event(&e, 2000 + calls, NULL, 8, 0) >= 0);
-	e.commit = e.off;
-	sbe_finish(&e, stored);
-	assert_int_equal(e.missed_stored, 1);
-	next_meta = map.meta;
-	next_meta.reader.id = 2;
-	next_meta.reader.read = e.commit;
-	next_meta.overrun = 5;
-	next_meta.entries = 8;
-	next_meta.read = 8;
-	have_next = 1;
-	sbe_release(&e);
+	next_page(1000, 5, 8);
 	for (calls = 0; calls < 100; calls++) {
 		ret = tracemap_cpu_next_event(c, &ev);
 		assert_true(ret >= 0);
@@ -173,9 +186,53 @@ static void test_out_of_range(void **state)
 	tracemap_set_print(NULL, NULL);
 }
 
+/*
+ * After opening at read == 4, one GET_READER hands out page 2 with 4 events
+ * while the read count says 4 + @taken + 4: @taken went to someone else.
+ * @iterate: through tracemap_cpu_next_event(), else tracemap_cpu_read_region().
+ */
+static void stolen_run(unsigned int taken, bool iterate)
+{
+	struct tracemap_cpu_stats st;
+	struct tracemap_region r;
+	struct tracemap_event ev;
+	struct tracemap_cpu *c;
+	unsigned int events = 0;
+
+	lay_out(4, 0);
+	c = tm_cpu_open_memory(TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
+			       NULL);
+	assert_non_null(c);
+	next_page(-1, 0, 8 + taken);
+	if (iterate) {
+		while (tracemap_cpu_next_event(c, &ev) > 0 && events < 100)
+			events++;
+	} else {
+		assert_int_equal(tracemap_cpu_read_region(c, &r), 1);
+		events = 4;
+	}
+	assert_int_equal(events, 4);
+	assert_int_equal(tracemap_cpu_stats(c, &st, sizeof(st)), 0);
+	if (st.stolen != taken)
+		fail_msg("%s: %u taken by another reader, %llu counted", iterate ? "iterator" :
+			 "regions", taken, (unsigned long long)st.stolen);
+	tracemap_cpu_close(c);
+}
+
+static void test_stolen(void **state)
+{
+	tracemap_set_print(quiet, NULL);
+	stolen_run(0, true);
+	stolen_run(3, true);
+	stolen_run(0, false);
+	stolen_run(3, false);
+	tracemap_set_print(NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stolen),
 		cmocka_unit_test(test_overrun_too_big),
 		cmocka_unit_test(test_stored_count_lies),
 		cmocka_unit_test(test_out_of_range),
