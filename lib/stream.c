@@ -489,7 +489,8 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 		goto fail;
 	}
 	if (o.flags & TRACEMAP_STREAM_NO_SELF) {
-		s->self = tm_self_new(tfs);
+		/* chosen tasks: the kernel records nothing our output causes in others */
+		s->self = tm_self_new(tfs, !o.nr_pids);
 		if (!s->self) {
 			ret = -errno;
 			goto fail;

@@ -343,7 +343,7 @@ struct tm_decode *tm_stream_decode(struct tracemap_stream *s);
  */
 int tm_events_setup(struct tm_events **out, const char *tracefs, const char *instance,
 		    const struct tracemap_event_spec *specs, int nr_specs, const int *pids,
-		    int nr_pids, bool pid_forks, const struct tm_self *self);
+		    int nr_pids, bool pid_forks, struct tm_self *self);
 /* Put back everything tm_events_setup() changed and free @e (NULL-safe). */
 void tm_events_restore(struct tm_events *e);
 /* "system:event" of every selected event, NULL-terminated */
@@ -351,7 +351,8 @@ const char *const *tm_events_names(const struct tm_events *e);
 
 /* ------------------------------------------------- own events (self.c) */
 
-struct tm_self *tm_self_new(const char *tracefs);
+/* @causes: also leave out what the stream's output causes (self.c) */
+struct tm_self *tm_self_new(const char *tracefs, bool causes);
 void tm_self_free(struct tm_self *self);
 /* The threads of this process, as last read. */
 const int *tm_self_tids(const struct tm_self *self, int *nr);
@@ -360,8 +361,15 @@ void tm_self_refresh(struct tm_self *self, uint64_t now);
 /* The filter clause that keeps our threads out of @system:@event; 0 when none is needed. */
 int tm_self_clause(const struct tm_self *self, const char *system, const char *event,
 		   char *buf, size_t size);
-/* The event was written by one of our threads or is a sched event naming one. */
-bool tm_self_match(const struct tm_self *self, const struct tracemap_event *ev);
+/* Whether causes are followed: sched_waking must then be enabled for the check. */
+bool tm_self_causes(const struct tm_self *self);
+/* sched_waking was enabled for the check alone: leave all of its events out. */
+void tm_self_hide_waking(struct tm_self *self);
+/*
+ * The event was written by one of our threads, is a sched event naming one,
+ * or was caused by our output; follows the causes (events in stream order).
+ */
+bool tm_self_match(struct tm_self *self, const struct tracemap_event *ev);
 
 /* ------------------------------------------------------ decoding (decode.c) */
 
