@@ -2,11 +2,13 @@
 /*
  * The events a stream causes itself (TRACEMAP_STREAM_NO_SELF).
  *
- * Its own: those its threads write (common_pid), and the sched events that
- * name them in their fields. Waking the reader writes sched_waking and
- * sched_wakeup from whatever runs at the time, most often the idle task, and
- * its switches in and out name it as next_pid and prev_pid: a common_pid test
- * alone (set_event_notrace_pid) leaves almost all of them in.
+ * Its own: those its threads write (common_pid, but not in an interrupt
+ * that came while they ran), and the sched events that name them in their
+ * fields. Waking the reader writes sched_waking and sched_wakeup from
+ * whatever runs at the time, most often the idle task, and its switches in
+ * and out name it as next_pid and prev_pid: a common_pid test alone
+ * (set_event_notrace_pid) leaves almost all of them in. One switch naming it
+ * stays: one from a task that blocks (prev_state S, D, ...), that task's news.
  *
  * Caused by its output: printing a line to a terminal wakes the tty's flush
  * worker, which wakes the terminal's reader (sshd, tmux, an xterm), and
@@ -14,15 +16,16 @@
  * (measured on a pty: 48,000 such events in 5 s on an idle system, 16.6 % of
  * a CPU). A task woken by one of our threads, or by a task so woken, is
  * "caused" until it blocks (a sched_switch away from it in a sleeping state,
- * or a wake-up by anyone else): its wake-ups, the switches between caused
- * tasks and the idle task, and what it writes in task context are left
- * out, except trace_marker writes (the ftrace system), which a program
- * makes on purpose. Who wakes whom is only in sched_waking (sched_wakeup is
- * often written by the idle task of the CPU the task was queued on), so the
- * stream enables sched_waking for the check when no one else did and leaves
- * its events out (tm_self_hide_waking()). A wake-up made in an interrupt is
- * not the interrupted task's doing. Not followed when the stream traces
- * chosen tasks (opts.pids): the kernel then records only those.
+ * or a wake-up by anyone else). Left out: its wake-ups, its switches away,
+ * the switches to it from the idle task or from a task it preempts, and
+ * what it writes in task context but for trace_marker writes (the ftrace
+ * system), which a program makes on purpose. Who wakes whom is only in
+ * sched_waking (sched_wakeup is often written by the idle task of the CPU
+ * the task was queued on), so the stream enables sched_waking for the check
+ * when no one else did and leaves its events out (tm_self_hide_waking()). A
+ * wake-up made in an interrupt is not the interrupted task's doing. Not
+ * followed when the stream traces chosen tasks (opts.pids): the kernel then
+ * records nothing else.
  *
  * Two layers. In the kernel, what the stream sets up itself: its threads in
  * set_event_notrace_pid and a "pid != tid" clause in the filters of the
@@ -296,6 +299,26 @@ static bool wakes_or_switches(const char *event)
 	return kind_of(event) != OTHER;
 }
 
+/* @se's field @k is a switch's next_pid, and prev_state can be tested */
+static bool blocked_into(const struct self_event *se, int k)
+{
+	return se->kind == SWITCH && se->state_size && !strcmp(se->field[k], "next_pid");
+}
+
+static int64_t prev_state(const struct self_event *se, const struct tracemap_event *ev)
+{
+	int64_t state = 0;
+	int32_t s32;
+
+	if (se->state_size == 8) {
+		memcpy(&state, (const unsigned char *)ev->data + se->state_off, 8);
+	} else if (se->state_size == 4) {
+		memcpy(&s32, (const unsigned char *)ev->data + se->state_off, 4);
+		state = s32;
+	}
+	return state;
+}
+
 int tm_self_clause(const struct tm_self *self, const char *system, const char *event,
 		   char *buf, size_t size)
 {
@@ -319,9 +342,20 @@ int tm_self_clause(const struct tm_self *self, const char *system, const char *e
 	 */
 	for (k = se->kind == WAKING && self->causes ? 0 : -1; k < se->nr; k++) {
 		for (i = 0; i < self->nr_tids; i++) {
-			len += snprintf(buf + len, len < size ? size - len : 0, "%s%s != %d",
-					len ? " && " : "", k < 0 ? "common_pid" : se->field[k],
-					self->tids[i]);
+			/* an interrupt of ours wakes a task: the system's news */
+			if (k < 0)
+				len += snprintf(buf + len, len < size ? size - len : 0,
+						"%s(common_pid != %d || common_flags & %d)",
+						len ? " && " : "", self->tids[i], IRQ_FLAGS);
+			/* a task that blocks as we get the CPU: the system's news */
+			else if (blocked_into(se, k))
+				len += snprintf(buf + len, len < size ? size - len : 0,
+						"%s(%s != %d || prev_state & %d)", len ? " && " : "",
+						se->field[k], self->tids[i], SLEEP_STATES);
+			else
+				len += snprintf(buf + len, len < size ? size - len : 0,
+						"%s%s != %d", len ? " && " : "", se->field[k],
+						self->tids[i]);
 			if (len >= size)
 				return tm_err(ENOSPC);
 		}
@@ -407,8 +441,7 @@ static bool is_marker(const struct tm_self *self, int type)
 static bool caused_event(struct tm_self *self, const struct self_event *se,
 			 const struct tracemap_event *ev, int waker, bool in_task)
 {
-	int64_t state = 0;
-	int32_t s32;
+	int64_t state;
 	int task, next;
 	bool ret;
 
@@ -428,14 +461,13 @@ static bool caused_event(struct tm_self *self, const struct self_event *se,
 	case SWITCH:
 		task = field32(ev, se->off[0]);
 		next = se->nr > 1 ? field32(ev, se->off[1]) : -1;
-		/* it ran, or left the CPU to another, because we woke it */
-		ret = is_caused(self, task) || is_caused(self, next);
-		if (se->state_size == 8)
-			memcpy(&state, (const unsigned char *)ev->data + se->state_off, 8);
-		else if (se->state_size == 4) {
-			memcpy(&s32, (const unsigned char *)ev->data + se->state_off, 4);
-			state = s32;
-		}
+		state = prev_state(se, ev);
+		/*
+		 * A caused task leaves the CPU, or takes it from the idle task or
+		 * from one it preempts; a task that blocks is the system's news.
+		 */
+		ret = is_caused(self, task) ||
+		      (is_caused(self, next) && (task == 0 || !(state & SLEEP_STATES)));
 		if (state & SLEEP_STATES)
 			clear_caused(self, task);
 		return ret;
@@ -467,14 +499,16 @@ bool tm_self_match(struct tm_self *self, const struct tracemap_event *ev)
 	if (se) {
 		for (k = 0; k < se->nr && !own; k++) {
 			pid = field32(ev, se->off[k]);
-			own = is_own(self, pid);
+			own = is_own(self, pid) &&
+			      !(blocked_into(se, k) && (prev_state(se, ev) & SLEEP_STATES));
 		}
 		if (self->causes && caused_event(self, se, ev, waker, in_task))
 			own = true;
 		if (se->kind == WAKING && self->hide_waking)
 			own = true;
 	}
-	if (is_own(self, waker))
+	/* an interrupt that came while we ran is not ours */
+	if (in_task && is_own(self, waker))
 		return true;
 	/* what a caused task does until it blocks, but for its own trace_marker writes */
 	if (self->causes && in_task && is_caused(self, waker) && !is_marker(self, type))
