@@ -435,7 +435,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	s->on_event = o.on_event;
 	s->on_lost = o.on_lost;
 	s->ctx = o.ctx;
-	s->decode = tm_decode_new(tfs);
+	s->decode = tm_decode_new(tfs, idir);
 	if (!s->decode) {
 		ret = -errno;
 		goto fail;
@@ -501,6 +501,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 			      o.nr_pids, o.flags & TRACEMAP_STREAM_PID_FORKS, s->self);
 	if (ret)
 		goto fail;
+	tm_decode_enabled(s->decode);
 	ret = setup_wakeups(s, watermark, latency);
 	if (ret) {
 		tm_log(TRACEMAP_LOG_ERROR, "stream: cannot set up the wake-ups (epoll, eventfd, "

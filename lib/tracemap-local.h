@@ -373,11 +373,16 @@ bool tm_self_match(struct tm_self *self, const struct tracemap_event *ev);
 
 /* ------------------------------------------------------ decoding (decode.c) */
 
-struct tm_decode *tm_decode_new(const char *tracefs);
+struct tm_decode *tm_decode_new(const char *tracefs, const char *idir);
 void tm_decode_free(struct tm_decode *d);
 /* The formats, loaded on the first call; NULL + errno after a message. */
 struct tep_handle *tm_decode_tep(struct tm_decode *d);
-/* Every delivered event: an exec renames its task. Nothing before the formats are loaded. */
+/*
+ * Every delivered event: its format loaded, an exec renames its task.
+ * Nothing before the handle is loaded.
+ */
 void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev);
+/* The events the stream just enabled: their formats, if the handle is loaded. */
+void tm_decode_enabled(struct tm_decode *d);
 
 #endif /* _TRACEMAP_LOCAL_H */
