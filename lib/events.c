@@ -506,16 +506,27 @@ static int make_names(struct tm_events *e)
 
 /*
  * Following what a stream's output causes takes sched_waking (self.c): it
- * is enabled with the events asked for when it was not among them.
+ * is enabled with the switch and wakeup events asked for, when it was not
+ * among them. Not for other selections: its events would take room in the
+ * buffers (and be lost in overflows) where no loop of switches and wake-ups
+ * can be printed.
  */
 static int add_waking(struct tm_events *e)
 {
+	bool sched = false;
 	char path[4096];
 	int i;
 
-	for (i = 0; i < e->nr_evs; i++)
-		if (!strcmp(e->evs[i].system, "sched") && !strcmp(e->evs[i].event, "sched_waking"))
+	for (i = 0; i < e->nr_evs; i++) {
+		if (strcmp(e->evs[i].system, "sched"))
+			continue;
+		if (!strcmp(e->evs[i].event, "sched_waking"))
 			return 0;
+		sched |= !strcmp(e->evs[i].event, "sched_switch") ||
+			 !strncmp(e->evs[i].event, "sched_wakeup", 12);
+	}
+	if (!sched)
+		return 0;
 	snprintf(path, sizeof(path), "%s/events/sched/sched_waking", e->tracefs);
 	if (access(path, F_OK))
 		return 0;	/* an older kernel: sched_wakeup names the waker */
