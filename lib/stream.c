@@ -484,7 +484,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 		}
 	}
 	/* a program that decodes every event: not while its events pile up */
-	if ((o.flags & TRACEMAP_STREAM_DECODE) && !tm_decode_tep(s->decode)) {
+	if ((o.flags & TRACEMAP_STREAM_DECODE) && !tm_decode_preload(s->decode)) {
 		ret = -errno;
 		goto fail;
 	}

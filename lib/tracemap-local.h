@@ -382,6 +382,8 @@ struct tep_handle *tm_decode_tep(struct tm_decode *d);
  * Nothing before the handle is loaded.
  */
 void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev);
+/* tm_decode_tep() and kallsyms: for a stream that decodes every event. */
+struct tep_handle *tm_decode_preload(struct tm_decode *d);
 /* The events the stream just enabled: their formats, if the handle is loaded. */
 void tm_decode_enabled(struct tm_decode *d);
 
