@@ -15,8 +15,9 @@ terminal):
            task in the fields, but for a switch to them from a task that
            blocks (that task's news); and tracemap's CPU time (user+sys from
            /proc/PID/stat) per second;
-  latency  a marker "tmlat t=<CLOCK_MONOTONIC ns>" is written to the
-           instance's trace_marker every 10 ms: write-to-delivery latency
+  latency  once a first marker was printed (the stream runs), a marker
+           "tmlat t=<CLOCK_MONOTONIC ns>" is written to the instance's
+           trace_marker every 10 ms: write-to-delivery latency
            is the time its line arrived on the terminal minus t (p50, p99,
            max). This includes printing and the terminal, not only the
            library.
@@ -147,6 +148,13 @@ def main():
 
         r = Run(a.tool, inst, a.extra)
         marker = open("%s/instances/%s/trace_marker" % (TRACEFS, inst), "w")
+        # streaming, not starting: a first marker printed (start-up is not latency)
+        marker.write("tmwarm\n")
+        marker.flush()
+        if not wait_for(lambda: any("tmwarm" in l for _, l in list(r.lines)), 10):
+            r.stop()
+            print("latency: the first marker did not arrive: %s" % r.err)
+            return 1
         end = time.monotonic() + a.duration
         written = 0
         while time.monotonic() < end:
