@@ -913,6 +913,11 @@ static bool own_event(struct tracemap_stream *s, struct scpu *sc)
 	if (!s->self || !tm_self_match(s->self, &sc->ev))
 		return false;
 	tm_cpu_count_own(sc->c);
+	/*
+	 * Data all the same: a round of own events only (the aftermath of a
+	 * line printed to a terminal) is no empty wakeup to back off from.
+	 */
+	tm_wake_data(&s->wake);
 	return true;
 }
 
