@@ -9,11 +9,15 @@ Two runs of `tracemap stream -B <private instance> -e sched:sched_switch
 terminal (so that tracemap writes every line at once, as to a user's
 terminal):
 
-  quiet    nothing else is done: the share of printed events that name
-           tracemap (as the task, or as prev/next/woken task in the fields),
-           and tracemap's CPU time (user+sys from /proc/PID/stat) per second;
-  latency  a marker "tmlat t=<CLOCK_MONOTONIC ns>" is written to the
-           instance's trace_marker every 10 ms: write-to-delivery latency
+  quiet    nothing else is done: the share of printed events that are
+           tracemap's or its terminal's (this script's reader thread, woken
+           by every line): naming either as the task or as prev/next/woken
+           task in the fields, but for a switch to them from a task that
+           blocks (that task's news); and tracemap's CPU time (user+sys from
+           /proc/PID/stat) per second;
+  latency  once a first marker was printed (the stream runs), a marker
+           "tmlat t=<CLOCK_MONOTONIC ns>" is written to the instance's
+           trace_marker every 10 ms: write-to-delivery latency
            is the time its line arrived on the terminal minus t (p50, p99,
            max). This includes printing and the terminal, not only the
            library.
@@ -83,6 +87,7 @@ class Run:
         self.ticks0 = cpu_ticks(self.proc.pid)
 
     def read(self):
+        self.reader_tid = threading.get_native_id()
         while True:
             try:
                 data = os.read(self.master, 65536)
@@ -106,10 +111,11 @@ class Run:
 
 
 def own_share(run):
-    pid = run.proc.pid
-    own = re.compile(r"tracemap[-:]%d\b|pid=%d\b" % (pid, pid))
+    pids = "%d|%d" % (run.proc.pid, run.reader_tid)
+    own = re.compile(r"[-:=](%s)\b" % pids)
+    news = re.compile(r"\] [^R ]\S* ==> \S*:(%s) \[" % pids)
     events = [l for _, l in run.lines if re.search(r"\] +\d+\.\d+: \w+:", l)]
-    mine = [l for l in events if own.search(l)]
+    mine = [l for l in events if own.search(l) and not news.search(l)]
     return len(events), len(mine)
 
 
@@ -135,13 +141,20 @@ def main():
         r.stop()
         total, mine = own_share(r)
         cpu = 100.0 * (r.ticks - r.ticks0) / hz / r.elapsed if r.ticks is not None else -1
-        print("quiet:   %d events printed, %d of them tracemap's own (%.1f %%), "
+        print("quiet:   %d events printed, %d of them tracemap's or its terminal's (%.1f %%), "
               "%.0f own events/s; tracemap CPU %.2f %% of one CPU"
               % (total, mine, 100.0 * mine / total if total else 0.0,
                  mine / r.elapsed, cpu))
 
         r = Run(a.tool, inst, a.extra)
         marker = open("%s/instances/%s/trace_marker" % (TRACEFS, inst), "w")
+        # streaming, not starting: a first marker printed (start-up is not latency)
+        marker.write("tmwarm\n")
+        marker.flush()
+        if not wait_for(lambda: any("tmwarm" in l for _, l in list(r.lines)), 10):
+            r.stop()
+            print("latency: the first marker did not arrive: %s" % r.err)
+            return 1
         end = time.monotonic() + a.duration
         written = 0
         while time.monotonic() < end:

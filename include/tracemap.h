@@ -205,7 +205,7 @@ struct tracemap_cpu_stats {
 	uint64_t kernel_read;		/* meta page: events consumed since the last reset */
 	uint64_t late;			/* time-ordered streams: delivered after a newer event */
 	uint64_t stolen;		/* events another consumer took from this CPU buffer */
-	uint64_t own;			/* events a stream left out as its own (NO_SELF) */
+	uint64_t own;			/* events a stream left out as its own or caused (NO_SELF) */
 	uint64_t gaps_possible;		/* snapshot, follow: gaps reported that may hide no loss */
 	uint64_t held;			/* taken from the kernel, not delivered yet */
 };

@@ -1,9 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * Decoding the events of a stream through libtraceevent: the formats of
- * every event and the saved cmdlines, loaded from tracefs once, when a
- * caller first asks (loading all formats takes a few hundred milliseconds);
- * system, name, task and fields by name.
+ * Decoding the events of a stream through libtraceevent: the formats and
+ * the saved cmdlines, system, name, task and fields by name.
+ *
+ * Formats are loaded as they are needed, never all of them: reading the
+ * 2,300 formats of a distribution kernel, kallsyms and printk_formats took
+ * 0.25 s of CPU at every start of a stream, most of it for events that
+ * never come. The handle starts with the header page, the ftrace events
+ * (markers), the events enabled in the instance and the saved cmdlines;
+ * an event of another type loads the formats of what set_event lists then,
+ * and failing that the one format whose id it has. kallsyms (90 ms of CPU)
+ * is read when the first event that prints a kernel symbol arrives (a
+ * marker does), or at open for a stream that decodes every event
+ * (TRACEMAP_STREAM_DECODE, tm_decode_preload()); printk_formats with the
+ * first trace_printk() event.
  *
  * Names of tasks. trace-cmd report takes saved_cmdlines as of the end of a
  * recording; live, the task usually still runs, so a pid saved_cmdlines does
@@ -12,9 +22,11 @@
  * of the program, as saved_cmdlines will say at the end: the stream passes
  * every sched_process_exec it delivers through tm_decode_observe().
  */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event-parse.h>
 #include <tracefs.h>
@@ -24,24 +36,32 @@
 #define CMDLINE_RELOAD_NS	(100 * 1000000ULL)	/* saved_cmdlines: tasks known gone */
 #define CMDLINE_RELOAD_MIN_NS	(1000000ULL)		/* ... a task new and gone */
 #define NR_GONE			64
+#define NR_TYPES		65536			/* common_type is a u16 */
+#define FORMAT_MAX		(256 * 1024)		/* the largest format file read */
 
 struct tm_decode {
 	struct tep_handle *tep;
 	struct tep_event *exec_event;
-	struct tep_format_field *type_field;	/* common_type, to spot exec_event */
-	bool observing;				/* exec_event and type_field are set */
+	bool observing;			/* the handle is loaded: tm_decode_observe() has work */
 	char *tracefs;
+	char *idir;			/* the instance: its set_event */
+	char *fmtbuf;			/* FORMAT_MAX bytes for reading a format */
+	uint8_t *known;			/* bit per type: looked up, its needs met */
+	bool syms;			/* kallsyms loaded */
+	bool printk;			/* printk_formats loaded */
 	uint64_t cmdline_reload;
 	int gone[NR_GONE];		/* pids without a /proc entry, most recent */
 	unsigned int next_gone;
 	int load_err;			/* loading failed once: do not try again */
 };
 
-struct tm_decode *tm_decode_new(const char *tracefs)
+struct tm_decode *tm_decode_new(const char *tracefs, const char *idir)
 {
 	struct tm_decode *d = calloc(1, sizeof(*d));
 
-	if (!d || !(d->tracefs = strdup(tracefs))) {
+	if (!d || !(d->tracefs = strdup(tracefs)) || !(d->idir = strdup(idir))) {
+		if (d)
+			free(d->tracefs);
 		free(d);
 		tm_err(ENOMEM);
 		return NULL;
@@ -62,33 +82,229 @@ void tm_decode_free(struct tm_decode *d)
 	if (!d)
 		return;
 	tep_free(d->tep);
+	free(d->known);
+	free(d->fmtbuf);
+	free(d->idir);
 	free(d->tracefs);
 	free(d);
 }
 
+/* One format file, unless the handle has it; false when it cannot be read or parsed. */
+static bool load_format(struct tm_decode *d, const char *system, const char *event)
+{
+	char path[4096];
+	int len;
+
+	if (tep_find_event_by_name(d->tep, system, event))
+		return true;
+	snprintf(path, sizeof(path), "%s/events/%s/%s/format", d->tracefs, system, event);
+	len = tm_read_file(path, d->fmtbuf, FORMAT_MAX);
+	return len > 0 && tep_parse_event(d->tep, d->fmtbuf, len, system) == TEP_ERRNO__SUCCESS;
+}
+
+/* Every event of @system (the ftrace system: it has no enable file and is always on). */
+static void load_system(struct tm_decode *d, const char *system)
+{
+	char **events = tracefs_system_events(d->tracefs, system);
+	int i;
+
+	for (i = 0; events && events[i]; i++)
+		load_format(d, system, events[i]);
+	tracefs_list_free(events);
+}
+
+/* The events set_event lists now ("system:event" lines). */
+static void load_enabled(struct tm_decode *d)
+{
+	char path[4096], *line = NULL, *colon;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/set_event", d->idir);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		load_format(d, line, colon + 1);
+	}
+	free(line);
+	fclose(f);
+}
+
+/* The format whose id is @type, found by the id files (an event enabled and gone). */
+static void load_by_id(struct tm_decode *d, int type)
+{
+	char **systems = tracefs_event_systems(d->tracefs), **events, path[4096], buf[32];
+	bool found = false;
+	int s, i;
+
+	for (s = 0; systems && systems[s] && !found; s++) {
+		events = tracefs_system_events(d->tracefs, systems[s]);
+		for (i = 0; events && events[i] && !found; i++) {
+			snprintf(path, sizeof(path), "%s/events/%s/%s/id", d->tracefs, systems[s],
+				 events[i]);
+			if (tm_read_file(path, buf, sizeof(buf)) > 0 && atoi(buf) == type)
+				found = load_format(d, systems[s], events[i]);
+		}
+		tracefs_list_free(events);
+	}
+	tracefs_list_free(systems);
+}
+
+/* The format prints a kernel address as a symbol (%ps, %pS, %pf, %pF, %pB). */
+static bool prints_symbols(const struct tep_event *e)
+{
+	const char *p = e->print_fmt.format;
+
+	while (p && (p = strstr(p, "%p"))) {
+		p += 2;
+		if (*p && strchr("sSfFB", *p))
+			return true;
+	}
+	return false;
+}
+
+static void load_kallsyms(struct tm_decode *d)
+{
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap), *n;
+	ssize_t r;
+	FILE *f;
+
+	d->syms = true;
+	f = fopen("/proc/kallsyms", "re");
+	if (!f || !buf)
+		goto out;
+	while ((r = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += r;
+		if (len + 1 < cap)
+			continue;
+		n = realloc(buf, cap * 2);
+		if (!n)
+			goto out;
+		buf = n;
+		cap *= 2;
+	}
+	buf[len] = '\0';
+	tep_parse_kallsyms(d->tep, buf);
+out:
+	if (f)
+		fclose(f);
+	free(buf);
+}
+
+static void load_printk(struct tm_decode *d)
+{
+	char path[4096];
+	int len;
+
+	d->printk = true;
+	snprintf(path, sizeof(path), "%s/printk_formats", d->tracefs);
+	len = tm_read_file(path, d->fmtbuf, FORMAT_MAX);
+	if (len > 0)
+		tep_parse_printk_formats(d->tep, d->fmtbuf);
+}
+
+/*
+ * Make @type known to the handle, with what printing it needs. Once per
+ * type; an unknown type is looked for once.
+ */
+static void ensure(struct tm_decode *d, int type)
+{
+	struct tep_event *e;
+
+	if (type < 0 || type >= NR_TYPES || (d->known[type / 8] & (1 << (type % 8))))
+		return;
+	d->known[type / 8] |= 1 << (type % 8);
+	e = tep_find_event(d->tep, type);
+	if (!e) {
+		load_enabled(d);
+		e = tep_find_event(d->tep, type);
+	}
+	if (!e) {
+		load_by_id(d, type);
+		e = tep_find_event(d->tep, type);
+	}
+	if (!e)
+		return;
+	if (!d->syms && prints_symbols(e))
+		load_kallsyms(d);
+	if (!d->printk && !strcmp(e->system, "ftrace") &&
+	    (!strcmp(e->name, "bprint") || !strcmp(e->name, "bputs")))
+		load_printk(d);
+	if (!d->exec_event && !strcmp(e->system, "sched") && !strcmp(e->name, "sched_process_exec"))
+		d->exec_event = e;
+}
+
+static int load_err(struct tm_decode *d, int err)
+{
+	d->load_err = err ? err : ENOENT;
+	tm_log(TRACEMAP_LOG_ERROR, "cannot load the event formats from %s/events: %s",
+	       d->tracefs, strerror(d->load_err));
+	tep_free(d->tep);
+	d->tep = NULL;
+	return tm_err(d->load_err);
+}
+
 struct tep_handle *tm_decode_tep(struct tm_decode *d)
 {
+	char path[4096];
+	int len;
+
 	if (d->tep)
 		return d->tep;
 	if (d->load_err) {
 		tm_err(d->load_err);
 		return NULL;
 	}
-	d->tep = tracefs_local_events(d->tracefs);
-	if (!d->tep) {
-		d->load_err = errno ? errno : ENOENT;
-		tm_log(TRACEMAP_LOG_ERROR, "cannot load the event formats from %s/events: %s",
-		       d->tracefs, strerror(d->load_err));
-		tm_err(d->load_err);
+	d->tep = tep_alloc();
+	d->fmtbuf = d->fmtbuf ? d->fmtbuf : malloc(FORMAT_MAX);
+	d->known = d->known ? d->known : calloc(NR_TYPES / 8, 1);
+	if (!d->tep || !d->fmtbuf || !d->known) {
+		load_err(d, ENOMEM);
 		return NULL;
 	}
+	/* the records are this machine's: its byte order and long */
+	tep_set_file_bigendian(d->tep, tep_is_bigendian() ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_local_bigendian(d->tep, tep_is_bigendian() ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+	tep_set_long_size(d->tep, sizeof(long));
+	tep_set_page_size(d->tep, getpagesize());
+	snprintf(path, sizeof(path), "%s/events/header_page", d->tracefs);
+	len = tm_read_file(path, d->fmtbuf, FORMAT_MAX);
+	if (len <= 0) {
+		load_err(d, -len);
+		return NULL;
+	}
+	tep_parse_header_page(d->tep, d->fmtbuf, len, sizeof(long));
+	load_system(d, "ftrace");
+	load_enabled(d);
 	tracefs_load_cmdlines(d->tracefs, d->tep);
 	tm_comms_changed();
-	d->exec_event = tep_find_event_by_name(d->tep, "sched", "sched_process_exec");
-	if (d->exec_event)
-		d->type_field = tep_find_common_field(d->exec_event, "common_type");
-	d->observing = d->exec_event && d->type_field;
+	/* from now on every event passes tm_decode_observe(): its format, an exec */
+	d->observing = true;
 	return d->tep;
+}
+
+struct tep_handle *tm_decode_preload(struct tm_decode *d)
+{
+	if (!tm_decode_tep(d))
+		return NULL;
+	/* markers print their caller as a symbol: not 90 ms late on the first one */
+	if (!d->syms)
+		load_kallsyms(d);
+	return d->tep;
+}
+
+void tm_decode_enabled(struct tm_decode *d)
+{
+	if (d && d->tep)
+		load_enabled(d);
 }
 
 /* The event and its record for libtraceevent; NULL + errno when its format is unknown. */
@@ -104,6 +320,8 @@ static struct tep_event *find(struct tm_decode *d, const struct tracemap_event *
 	if (!tm_decode_tep(d))
 		return NULL;
 	tracemap_event_to_record(ev, rec);
+	if (ev->size >= 2)
+		ensure(d, tep_data_type(d->tep, rec));
 	e = tep_find_event_by_record(d->tep, rec);
 	if (!e)
 		tm_err(ENOENT);
@@ -206,24 +424,15 @@ static __attribute__((noinline)) void observe_exec(struct tm_decode *d,
 
 void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
 {
-	struct tep_format_field *tf;
-	unsigned long long type;
-	uint16_t type16;
+	uint16_t type;
 
-	/* every event passes here: its type is read, not looked up */
-	if (!d || !d->exec_event)
+	/* every event passes here: its type is read in place, not looked up */
+	if (!d || !d->tep || ev->size < 2)
 		return;
-	tf = d->type_field;
-	if (!tf || (unsigned int)(tf->offset + tf->size) > ev->size)
-		return;
-	if (tf->size == 2) {
-		/* the local formats: host byte order */
-		memcpy(&type16, (const unsigned char *)ev->data + tf->offset, sizeof(type16));
-		type = type16;
-	} else if (tep_read_number_field(tf, ev->data, &type)) {
-		return;
-	}
-	if (type == (unsigned int)d->exec_event->id)
+	/* common_type, first in every record of the local formats: host byte order */
+	memcpy(&type, ev->data, sizeof(type));
+	ensure(d, type);
+	if (d->exec_event && type == (unsigned int)d->exec_event->id)
 		observe_exec(d, ev);
 }
 
@@ -249,10 +458,13 @@ static struct tep_event *event_of(struct tracemap_stream *s, const struct tracem
  * tracemap_stream_tep - the event formats of a stream, for libtraceevent
  * @s: the stream
  *
- * Loads the formats of every event and the saved cmdlines from the stream's
- * tracefs on the first call (a few hundred milliseconds), for the
- * tracemap_event_*() accessors and the caller's own libtraceevent calls
- * (tep_print_event(), plugins). The handle belongs to the stream: do not
+ * Loads the header page, the formats of the ftrace events and of the events
+ * enabled in the instance, and the saved cmdlines on the first call (a few
+ * milliseconds); the format of any other event, kallsyms and printk_formats
+ * as events that need them are delivered. For the tracemap_event_*()
+ * accessors and the caller's own libtraceevent calls (tep_print_event(),
+ * plugins: a handler registered before its event's format loaded applies
+ * when it does). The handle belongs to the stream: do not
  * free it; it goes with tracemap_stream_close().
  *
  * Returns the handle, or NULL with errno set after a message (the formats

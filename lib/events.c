@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <tracefs.h>
 
@@ -27,6 +28,7 @@ struct ev_item {
 	char *old_filter;	/* to write back; NULL: we did not change it */
 	bool was_enabled;
 	bool enabled;		/* we enabled it (and disable it again) */
+	bool helper;		/* not asked for: the own-event check needs it (self.c) */
 };
 
 struct sys_item {
@@ -351,7 +353,7 @@ static char *compose_filter(const char *user, const char *own)
 	return ret < 0 ? NULL : f;
 }
 
-static int set_filters(struct tm_events *e, const struct tm_self *self)
+static int set_filters(struct tm_events *e, struct tm_self *self)
 {
 	char own[1024], *f, *old;
 	struct ev_item *ev;
@@ -502,11 +504,53 @@ static int make_names(struct tm_events *e)
 	return 0;
 }
 
+/*
+ * Following what a stream's output causes takes sched_waking (self.c): it
+ * is enabled with the switch and wakeup events asked for, when it was not
+ * among them. Not for other selections: its events would take room in the
+ * buffers (and be lost in overflows) where no loop of switches and wake-ups
+ * can be printed.
+ */
+static int add_waking(struct tm_events *e)
+{
+	bool sched = false;
+	char path[4096];
+	int i;
+
+	for (i = 0; i < e->nr_evs; i++) {
+		if (strcmp(e->evs[i].system, "sched"))
+			continue;
+		if (!strcmp(e->evs[i].event, "sched_waking"))
+			return 0;
+		sched |= !strcmp(e->evs[i].event, "sched_switch") ||
+			 !strncmp(e->evs[i].event, "sched_wakeup", 12);
+	}
+	if (!sched)
+		return 0;
+	snprintf(path, sizeof(path), "%s/events/sched/sched_waking", e->tracefs);
+	if (access(path, F_OK))
+		return 0;	/* an older kernel: sched_wakeup names the waker */
+	i = add_event(e, "sched", "sched_waking", NULL);
+	if (!i)
+		e->evs[e->nr_evs - 1].helper = true;
+	return i;
+}
+
+/* sched_waking on only for the check: its events are not the caller's */
+static void hide_helper(struct tm_events *e, struct tm_self *self)
+{
+	int i;
+
+	for (i = 0; i < e->nr_evs; i++)
+		if (e->evs[i].helper && !e->evs[i].was_enabled)
+			tm_self_hide_waking(self);
+}
+
 /* ------------------------------------------------------------ interface */
 
 int tm_events_setup(struct tm_events **out, const char *tracefs, const char *instance,
 		    const struct tracemap_event_spec *specs, int nr_specs, const int *pids,
-		    int nr_pids, bool pid_forks, const struct tm_self *self)
+		    int nr_pids, bool pid_forks, struct tm_self *self)
 {
 	struct tm_events *e;
 	int ret;
@@ -538,6 +582,8 @@ int tm_events_setup(struct tm_events **out, const char *tracefs, const char *ins
 		}
 	}
 	ret = resolve(e, specs, nr_specs);
+	if (!ret && self && tm_self_causes(self))
+		ret = add_waking(e);
 	if (!ret)
 		ret = make_names(e);
 	if (ret)
@@ -560,6 +606,8 @@ int tm_events_setup(struct tm_events **out, const char *tracefs, const char *ins
 		ret = set_filters(e, self);
 	if (!ret)
 		ret = enable_events(e);
+	if (!ret && self)
+		hide_helper(e, self);
 	if (ret) {
 		tm_events_restore(e);
 		*out = NULL;

@@ -441,7 +441,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	s->on_event = o.on_event;
 	s->on_lost = o.on_lost;
 	s->ctx = o.ctx;
-	s->decode = tm_decode_new(tfs);
+	s->decode = tm_decode_new(tfs, idir);
 	if (!s->decode) {
 		ret = -errno;
 		goto fail;
@@ -491,12 +491,13 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 		}
 	}
 	/* a program that decodes every event: not while its events pile up */
-	if ((o.flags & TRACEMAP_STREAM_DECODE) && !tm_decode_tep(s->decode)) {
+	if ((o.flags & TRACEMAP_STREAM_DECODE) && !tm_decode_preload(s->decode)) {
 		ret = -errno;
 		goto fail;
 	}
 	if (o.flags & TRACEMAP_STREAM_NO_SELF) {
-		s->self = tm_self_new(tfs);
+		/* chosen tasks: the kernel records nothing our output causes in others */
+		s->self = tm_self_new(tfs, !o.nr_pids);
 		if (!s->self) {
 			ret = -errno;
 			goto fail;
@@ -507,6 +508,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 			      o.nr_pids, o.flags & TRACEMAP_STREAM_PID_FORKS, s->self);
 	if (ret)
 		goto fail;
+	tm_decode_enabled(s->decode);
 	ret = setup_wakeups(s, watermark, latency);
 	if (ret) {
 		tm_log(TRACEMAP_LOG_ERROR, "stream: cannot set up the wake-ups (epoll, eventfd, "
@@ -941,6 +943,11 @@ static bool own_event(struct tracemap_stream *s, struct scpu *sc)
 	if (!s->self || !tm_self_match(s->self, &sc->ev))
 		return false;
 	tm_cpu_count_own(sc->c);
+	/*
+	 * Data all the same: a round of own events only (the aftermath of a
+	 * line printed to a terminal) is no empty wakeup to back off from.
+	 */
+	tm_wake_data(&s->wake);
 	return true;
 }
 

@@ -392,7 +392,7 @@ struct tm_decode *tm_stream_decode(struct tracemap_stream *s);
  */
 int tm_events_setup(struct tm_events **out, const char *tracefs, const char *instance,
 		    const struct tracemap_event_spec *specs, int nr_specs, const int *pids,
-		    int nr_pids, bool pid_forks, const struct tm_self *self);
+		    int nr_pids, bool pid_forks, struct tm_self *self);
 /* Put back everything tm_events_setup() changed and free @e (NULL-safe). */
 void tm_events_restore(struct tm_events *e);
 /* "system:event" of every selected event, NULL-terminated */
@@ -400,7 +400,8 @@ const char *const *tm_events_names(const struct tm_events *e);
 
 /* ------------------------------------------------- own events (self.c) */
 
-struct tm_self *tm_self_new(const char *tracefs);
+/* @causes: also leave out what the stream's output causes (self.c) */
+struct tm_self *tm_self_new(const char *tracefs, bool causes);
 void tm_self_free(struct tm_self *self);
 /* The threads of this process, as last read. */
 const int *tm_self_tids(const struct tm_self *self, int *nr);
@@ -409,16 +410,26 @@ void tm_self_refresh(struct tm_self *self, uint64_t now);
 /* The filter clause that keeps our threads out of @system:@event; 0 when none is needed. */
 int tm_self_clause(const struct tm_self *self, const char *system, const char *event,
 		   char *buf, size_t size);
-/* The event was written by one of our threads or is a sched event naming one. */
-bool tm_self_match(const struct tm_self *self, const struct tracemap_event *ev);
+/* Whether causes are followed: sched_waking must then be enabled for the check. */
+bool tm_self_causes(const struct tm_self *self);
+/* sched_waking was enabled for the check alone: leave all of its events out. */
+void tm_self_hide_waking(struct tm_self *self);
+/*
+ * The event was written by one of our threads, is a sched event naming one,
+ * or was caused by our output; follows the causes (events in stream order).
+ */
+bool tm_self_match(struct tm_self *self, const struct tracemap_event *ev);
 
 /* ------------------------------------------------------ decoding (decode.c) */
 
-struct tm_decode *tm_decode_new(const char *tracefs);
+struct tm_decode *tm_decode_new(const char *tracefs, const char *idir);
 void tm_decode_free(struct tm_decode *d);
 /* The formats, loaded on the first call; NULL + errno after a message. */
 struct tep_handle *tm_decode_tep(struct tm_decode *d);
-/* Every delivered event: an exec renames its task. Nothing before the formats are loaded. */
+/*
+ * Every delivered event: its format loaded, an exec renames its task.
+ * Nothing before the handle is loaded.
+ */
 void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev);
 /* True while tm_decode_observe() has something to do (@d NULL: never): a flag to test per event. */
 const bool *tm_decode_observing(const struct tm_decode *d);
@@ -436,5 +447,9 @@ static inline uint64_t tm_comms_gen(void)
 {
 	return __atomic_load_n(&tm_comm_gen, __ATOMIC_RELAXED);
 }
+/* tm_decode_tep() and kallsyms: for a stream that decodes every event. */
+struct tep_handle *tm_decode_preload(struct tm_decode *d);
+/* The events the stream just enabled: their formats, if the handle is loaded. */
+void tm_decode_enabled(struct tm_decode *d);
 
 #endif /* _TRACEMAP_LOCAL_H */

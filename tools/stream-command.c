@@ -46,6 +46,12 @@ int command_fork(char **argv)
 		close(err[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* tracemap gave up before starting it */
+		/*
+		 * Woken by tracemap, the child counts as caused by it until it
+		 * blocks (libtracemap-stream(3), TRACEMAP_STREAM_NO_SELF): a
+		 * short sleep, woken by a timer, makes the command the system's.
+		 */
+		usleep(1000);
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(err[1], &e, sizeof(e)) != sizeof(e))

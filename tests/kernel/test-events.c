@@ -488,6 +488,8 @@ static int decode_sched(const struct tracemap_event *ev, struct rec *r)
 
 	r->n[0] = r->n[1] = r->n[2] = -1;
 	r->n[3] = -1;
+	if (tracemap_event_field_num(stream, ev, "common_flags", &r->n[4]))
+		return -1;
 	if (!strcmp(r->name, "sched:sched_switch")) {
 		if (tracemap_event_field_num(stream, ev, "prev_pid", &r->n[0]) ||
 		    tracemap_event_field_num(stream, ev, "next_pid", &r->n[1]) ||
@@ -581,8 +583,13 @@ static unsigned int self_run(unsigned int flags, bool external, unsigned int *ow
 	drain(100);
 	assert_int_equal(th_instance_write(fx.inst, "tracing_on", "1"), 0);
 	for (i = 0; i < nrec; i++) {
-		if (ours(recs[i].pid) || ours(recs[i].n[0]) || ours(recs[i].n[1]) ||
-		    ours(recs[i].n[2]))
+		/*
+		 * Ours: written by us (but not in an interrupt: hardirq, softirq,
+		 * NMI flags), or naming us, but for a switch to us from a task
+		 * that blocks (libtracemap-stream(3), Own events).
+		 */
+		if ((ours(recs[i].pid) && !(recs[i].n[4] & 0x58)) || ours(recs[i].n[0]) ||
+		    (ours(recs[i].n[1]) && !(recs[i].n[3] & 0xff)) || ours(recs[i].n[2]))
 			(*own)++;
 		/* the child going to sleep: S (1) */
 		if (recs[i].n[0] == pid && recs[i].n[3] == 1)

@@ -71,7 +71,8 @@ ended SIGKILL
 [ "$(cat "$EN")" = 1 ] && [ "$(cat "$idir/buffer_percent")" = 0 ] ||
 	tl_fail "SIGKILL: the changes are not there to repair (the test is wrong)"
 "$TM" stat -B "$inst" > stat.txt 2> err.txt || tl_fail "stat failed"
-grep -q "tracemap pid $tm ended without putting back $inst with 1 event(s) enabled.*run 'tracemap reset'" err.txt ||
+# sched_switch, and sched_waking: enabled to follow what the output causes
+grep -q "tracemap pid $tm ended without putting back $inst with 2 event(s) enabled.*run 'tracemap reset'" err.txt ||
 	{ cat err.txt; tl_fail "stat did not say what the killed stream left"; }
 [ "$(cat "$EN")" = 1 ] || tl_fail "stat changed the instance"
 "$TM" reset > out.txt 2> err.txt || { cat err.txt; tl_fail "reset failed"; }
