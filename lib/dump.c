@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tracemap-local.h"
@@ -459,6 +460,47 @@ int tracemap_dump_write(struct tracemap_dump *d, int fd)
 	ret = tm_tracedat_write(fd, &t);
 	free(cpus);
 	return ret;
+}
+
+/**
+ * tracemap_dump_rewrite - write a dump over the trace.dat image a file holds
+ * @d: the dump
+ * @fd: a regular file (a memfd, a file on tmpfs) open for writing, empty or
+ *	holding an earlier image that nobody reads any more
+ *
+ * Writes the dump as tracemap_dump_write() does, but from offset 0 over what
+ * the file holds, and then cuts the file to the image's size. A view that
+ * shows one image at a time and replaces it on every refresh keeps the file's
+ * storage this way: on tmpfs, allocating, zeroing and freeing the pages of a
+ * new file costs more than writing the image. Whoever still maps or reads the
+ * old image sees it change under it, so the caller makes sure nobody does.
+ *
+ * Returns 0, or -errno with errno set (-EINVAL when @fd is not a regular file).
+ */
+int tracemap_dump_rewrite(struct tracemap_dump *d, int fd)
+{
+	struct stat st;
+	off_t end;
+	int ret;
+
+	if (!d || fd < 0)
+		return tm_err(EINVAL);
+	if (fstat(fd, &st))
+		return tm_err(errno);
+	if (!S_ISREG(st.st_mode)) {
+		tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_rewrite: fd %d is not a regular file: "
+		       "pass a memfd or a file, or write with tracemap_dump_write()", fd);
+		return tm_err(EINVAL);
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return tm_err(errno);
+	ret = tracemap_dump_write(d, fd);
+	if (ret)
+		return ret;
+	end = lseek(fd, 0, SEEK_CUR);
+	if (end < 0 || ftruncate(fd, end))
+		return tm_err(errno);
+	return 0;
 }
 
 /**
