@@ -69,6 +69,10 @@ int tm_pages_read(struct tracemap_cpu *c, void *buf, unsigned int flags)
 				return ret;
 			}
 		}
+		if (!pb->staged && r.data && (r.flags & TRACEMAP_REGION_COMPLETE))
+			/* a whole page on its own: written from the region, not staged */
+			return tm_subbuf_write(buf, c->subbuf_size, r.data, r.start, r.end,
+					       r.base_ts, r.lost);
 		stage_take(pb, &r);
 	}
 	if (pb->staged && (flags & TRACEMAP_PAGE_FLUSH))
