@@ -6,6 +6,7 @@
  * writer gets to change the buffer is the copy alone.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -420,6 +421,34 @@ void tracemap_dump_free(struct tracemap_dump *d)
 	free(d);
 }
 
+/* The dump as trace.dat to @fd; @t->have_gen as tm_tracedat_write() takes it. */
+static int dump_write(struct tracemap_dump *d, int fd, struct tm_tracedat *t)
+{
+	struct tm_tracedat_cpu *cpus;
+	int i, ret;
+
+	cpus = calloc(d->nr, sizeof(*cpus));
+	if (!cpus)
+		return tm_err(ENOMEM);
+	for (i = 0; i < d->nr; i++)
+		cpus[i] = (struct tm_tracedat_cpu){ .cpu = d->cpus[i].st.cpu,
+						    .pages = d->cpus[i].pages,
+						    .nr_pages = d->cpus[i].nr_pages };
+	t->tracefs = d->tracefs;
+	t->instance = d->as_top ? NULL : d->instance;
+	t->clock = d->clock;
+	t->cmdlines = d->cmdlines;
+	t->cmdlines_len = d->cmdlines_len;
+	t->events = d->events;
+	t->ids = d->ids;
+	t->page_size = d->subbuf_size;
+	t->cpus = cpus;
+	t->nr = d->nr;
+	ret = tm_tracedat_write(fd, t);
+	free(cpus);
+	return ret;
+}
+
 /**
  * tracemap_dump_write - write a dump as a trace.dat file (version 6, uncompressed)
  * @d: the dump
@@ -432,34 +461,34 @@ void tracemap_dump_free(struct tracemap_dump *d)
  */
 int tracemap_dump_write(struct tracemap_dump *d, int fd)
 {
-	struct tm_tracedat_cpu *cpus;
-	struct tm_tracedat t;
-	int i, ret;
+	struct tm_tracedat t = { 0 };
 
 	if (!d || fd < 0)
 		return tm_err(EINVAL);
-	cpus = calloc(d->nr, sizeof(*cpus));
-	if (!cpus)
-		return tm_err(ENOMEM);
-	for (i = 0; i < d->nr; i++)
-		cpus[i] = (struct tm_tracedat_cpu){ .cpu = d->cpus[i].st.cpu,
-						    .pages = d->cpus[i].pages,
-						    .nr_pages = d->cpus[i].nr_pages };
-	t = (struct tm_tracedat){
-		.tracefs = d->tracefs,
-		.instance = d->as_top ? NULL : d->instance,
-		.clock = d->clock,
-		.cmdlines = d->cmdlines,
-		.cmdlines_len = d->cmdlines_len,
-		.events = d->events,
-		.ids = d->ids,
-		.page_size = d->subbuf_size,
-		.cpus = cpus,
-		.nr = d->nr,
-	};
-	ret = tm_tracedat_write(fd, &t);
-	free(cpus);
-	return ret;
+	return dump_write(d, fd, &t);
+}
+
+/*
+ * The file tracemap_dump_rewrite() wrote last, as it was then: while it is
+ * the same (inode, size, modification time), it still holds the head and
+ * kernel part of generation gen, which a rewrite then does not write again.
+ */
+static struct {
+	pthread_mutex_t lock;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	unsigned int page_size;
+	uint64_t gen;
+} last_image = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool same_file(const struct stat *st)
+{
+	return last_image.gen && st->st_dev == last_image.dev && st->st_ino == last_image.ino &&
+	       st->st_size == last_image.size &&
+	       st->st_mtim.tv_sec == last_image.mtime.tv_sec &&
+	       st->st_mtim.tv_nsec == last_image.mtime.tv_nsec;
 }
 
 /**
@@ -472,13 +501,18 @@ int tracemap_dump_write(struct tracemap_dump *d, int fd)
  * the file holds, and then cuts the file to the image's size. A view that
  * shows one image at a time and replaces it on every refresh keeps the file's
  * storage this way: on tmpfs, allocating, zeroing and freeing the pages of a
- * new file costs more than writing the image. Whoever still maps or reads the
- * old image sees it change under it, so the caller makes sure nobody does.
+ * new file costs more than writing the image. When the file is still the one
+ * this function wrote last, unchanged since (inode, size and modification
+ * time), and the kernel part of the image (header formats, event formats,
+ * kallsyms, printk formats) is the same as then, that part is not written
+ * again. Whoever still maps or reads the old image sees it change under it,
+ * so the caller makes sure nobody does.
  *
  * Returns 0, or -errno with errno set (-EINVAL when @fd is not a regular file).
  */
 int tracemap_dump_rewrite(struct tracemap_dump *d, int fd)
 {
+	struct tm_tracedat t = { 0 };
 	struct stat st;
 	off_t end;
 	int ret;
@@ -494,13 +528,27 @@ int tracemap_dump_rewrite(struct tracemap_dump *d, int fd)
 	}
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return tm_err(errno);
-	ret = tracemap_dump_write(d, fd);
-	if (ret)
-		return ret;
-	end = lseek(fd, 0, SEEK_CUR);
-	if (end < 0 || ftruncate(fd, end))
-		return tm_err(errno);
-	return 0;
+	pthread_mutex_lock(&last_image.lock);
+	if (same_file(&st) && last_image.page_size == d->subbuf_size)
+		t.have_gen = last_image.gen;
+	/* forgotten until written: a failed write leaves the file in no known state */
+	last_image.gen = 0;
+	ret = dump_write(d, fd, &t);
+	if (!ret) {
+		end = lseek(fd, 0, SEEK_CUR);
+		if (end < 0 || ftruncate(fd, end) || fstat(fd, &st))
+			ret = tm_err(errno);
+	}
+	if (!ret) {
+		last_image.dev = st.st_dev;
+		last_image.ino = st.st_ino;
+		last_image.size = st.st_size;
+		last_image.mtime = st.st_mtim;
+		last_image.page_size = d->subbuf_size;
+		last_image.gen = t.gen;
+	}
+	pthread_mutex_unlock(&last_image.lock);
+	return ret;
 }
 
 /**

@@ -211,13 +211,22 @@ struct tm_tracedat {
 	unsigned int page_size;		/* the sub-buffer size */
 	const struct tm_tracedat_cpu *cpus;
 	int nr;				/* entries of cpus, CPU numbers ascending */
+	/*
+	 * In: non-zero when @fd already holds, from its current offset on, the
+	 * file head and kernel part (header formats, event formats, kallsyms,
+	 * printk formats) of generation have_gen with this page_size: the
+	 * writer then seeks past them when they are still current. Out: the
+	 * generation written (what a later have_gen names).
+	 */
+	uint64_t have_gen;
+	uint64_t gen;
 };
 
 /*
  * The one trace.dat writer: version 6, uncompressed, to @fd (a file or a
  * pipe), with the ftrace formats and those of @events and @ids only.
  */
-int tm_tracedat_write(int fd, const struct tm_tracedat *t);
+int tm_tracedat_write(int fd, struct tm_tracedat *t);
 
 /*
  * cpu.c: count the records of every region snapshot reader @c hands out from
