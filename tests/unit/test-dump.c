@@ -142,12 +142,44 @@ static unsigned int fill(unsigned char *sb, uint64_t page_ts, unsigned int *seq)
 	return n;
 }
 
+/*
+ * A synthetic mapping of @n sub-buffers: the meta page, then @n sub-buffers
+ * full of print events "seq N" from *@seq on (the first event of each in
+ * @first, their counts in @count, when not NULL). The reader page is
+ * sub-buffer 0 with nothing handed out: every page is in a dump.
+ */
+static unsigned char *make_mapping(unsigned int n, unsigned int *seq, unsigned int *first,
+				   unsigned int *count)
+{
+	struct trace_buffer_meta *meta;
+	unsigned char *map;
+	unsigned int i, got;
+
+	map = mmap(NULL, SBS + (size_t)n * SBS, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	meta = (struct trace_buffer_meta *)map;
+	meta->meta_page_size = SBS;
+	meta->meta_struct_len = sizeof(*meta);
+	meta->subbuf_size = SBS;
+	meta->nr_subbufs = n;
+	meta->reader.id = 0;
+	meta->reader.read = 0;
+	for (i = 0; i < n; i++) {
+		if (first)
+			first[i] = *seq;
+		got = fill(map + SBS + i * SBS, T0 + i * 100000000ULL, seq);
+		if (count)
+			count[i] = got;
+	}
+	return map;
+}
+
 static void test_torn_page_dropped(void **state)
 {
-	unsigned int first[NR_SUBBUFS], count[NR_SUBBUFS], seq = 0, i, got = 0, marks = 0;
+	unsigned int first[NR_SUBBUFS], count[NR_SUBBUFS], seq = 0, got = 0, marks = 0;
 	char dir[] = "/tmp/tm-test-dump.XXXXXX", path[4200], cmd[8600], line[512];
 	struct tracemap_dump_cpu_stats st;
-	struct trace_buffer_meta *meta;
 	struct tracemap_cpu *c;
 	struct tracemap_dump *d;
 	struct sigaction sa = { 0 }, old;
@@ -158,21 +190,7 @@ static void test_torn_page_dropped(void **state)
 	int fd;
 
 	(void)state;
-	map = mmap(NULL, SBS + NR_SUBBUFS * SBS, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(map != MAP_FAILED);
-	meta = (struct trace_buffer_meta *)map;
-	meta->meta_page_size = SBS;
-	meta->meta_struct_len = sizeof(*meta);
-	meta->subbuf_size = SBS;
-	meta->nr_subbufs = NR_SUBBUFS;
-	/* the reader page is sub-buffer 0, nothing handed out: every page is in the dump */
-	meta->reader.id = 0;
-	meta->reader.read = 0;
-	for (i = 0; i < NR_SUBBUFS; i++) {
-		first[i] = seq;
-		count[i] = fill(map + SBS + i * SBS, T0 + i * 100000000ULL, &seq);
-	}
+	map = make_mapping(NR_SUBBUFS, &seq, first, count);
 
 	tear.hdr = map + SBS + TORN * SBS;
 	tear.data = tear.hdr + 4096;
@@ -252,28 +270,16 @@ out:
 /* A dump of @n full sub-buffers of a synthetic mapping, written against @dir. */
 static struct tracemap_dump *synthetic_dump(const char *dir, unsigned int n, unsigned int *seq)
 {
-	size_t len = SBS + (size_t)n * SBS;
-	struct trace_buffer_meta *meta;
+	unsigned char *map = make_mapping(n, seq, NULL, NULL);
 	struct tracemap_dump *d;
 	struct tracemap_cpu *c;
-	unsigned char *map;
-	unsigned int i;
 
-	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(map != MAP_FAILED);
-	meta = (struct trace_buffer_meta *)map;
-	meta->meta_page_size = SBS;
-	meta->meta_struct_len = sizeof(*meta);
-	meta->subbuf_size = SBS;
-	meta->nr_subbufs = n;
-	for (i = 0; i < n; i++)
-		fill(map + SBS + i * SBS, T0 + i * 100000000ULL, seq);
 	c = tm_cpu_open_mapped(map, 0, TRACEMAP_MODE_SNAPSHOT);
 	assert_non_null(c);
 	d = tm_dump_from_readers(dir, &c, 1);
 	assert_non_null(d);
 	tracemap_cpu_close(c);
-	munmap(map, len);
+	munmap(map, SBS + (size_t)n * SBS);
 	return d;
 }
 
