@@ -16,9 +16,12 @@
 #include "tracemap-local.h"
 
 struct dump_cpu {
-	unsigned char *pages;		/* nr_pages sub-buffers of subbuf_size bytes */
+	unsigned char **page;		/* the nr_pages self-contained sub-buffers, in order:
+					   in the reader's copies or in pages */
+	unsigned char *pages;		/* room for the sub-buffers written out of place */
 	size_t nr_pages;
 	size_t cap;			/* bytes mapped at pages */
+	struct tracemap_cpu *reader;	/* the snapshot reader whose copies the pages are in */
 	uint64_t read;			/* kernel: events consumed, as of the copy */
 	struct tracemap_dump_cpu_stats st;
 };
@@ -114,7 +117,7 @@ static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size)
 	size_t i;
 
 	for (i = 0; i < dc->nr_pages; i++) {
-		lost = tm_subbuf_lost(dc->pages + i * subbuf_size, subbuf_size);
+		lost = tm_subbuf_lost(dc->page[i], subbuf_size);
 		if (lost > 0)
 			st->lost += lost;
 		else if (lost == TRACEMAP_LOST_UNKNOWN)
@@ -126,27 +129,46 @@ static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size)
 /*
  * Pages of a snapshot reader, as self-contained sub-buffers, into @dc; the
  * records they hold counted in its statistics, their event ids (the file
- * carries the formats of those) noted in @ids.
+ * carries the formats of those) noted in @ids. When the dump owns the
+ * reader (@in_place), whole pages stay where the reader copied them and are
+ * rewritten there: one copy of the ring less than writing them out.
  */
-static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc, unsigned char *ids)
+static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc, unsigned char *ids,
+		      bool in_place)
 {
 	unsigned int sbs = tracemap_cpu_subbuf_size(c);
 	/* a lost-only region may add a page to the ring's worth */
 	size_t cap = (size_t)tracemap_cpu_nr_subbufs(c) + 1;
 	struct tm_tally t = { .ids = ids };
+	size_t out_of_place = 0;
+	const unsigned char *at;
+	unsigned char *buf;
 	int ret = 0;
 
 	dc->pages = tm_pages_alloc(cap * sbs);
 	dc->cap = cap * sbs;
-	if (!dc->pages)
+	dc->page = calloc(cap, sizeof(*dc->page));
+	if (!dc->pages || !dc->page)
 		return tm_err(ENOMEM);
 	tm_cpu_tally(c, &t);
 	while (dc->nr_pages < cap) {
-		ret = tracemap_cpu_read_page(c, dc->pages + dc->nr_pages * sbs, sbs,
-					     TRACEMAP_PAGE_FLUSH);
+		buf = dc->pages + dc->nr_pages * sbs;
+		at = buf;
+		if (in_place)
+			ret = tm_cpu_read_page_at(c, buf, &at, TRACEMAP_PAGE_FLUSH);
+		else
+			ret = tracemap_cpu_read_page(c, buf, sbs, TRACEMAP_PAGE_FLUSH);
 		if (ret <= 0)
 			break;
-		dc->nr_pages++;
+		/* the reader's copies are the dump's now: written once more only by mark_overrun() */
+		dc->page[dc->nr_pages++] = (unsigned char *)(uintptr_t)at;
+		out_of_place += at == buf;
+	}
+	/* every page stayed in the copies: the room for others goes back */
+	if (!out_of_place) {
+		tm_pages_free(dc->pages, dc->cap);
+		dc->pages = NULL;
+		dc->cap = 0;
 	}
 	tm_cpu_tally(c, NULL);
 	dc->st.events = t.events;
@@ -177,7 +199,7 @@ static int mark_overrun(struct dump_cpu *dc, unsigned int sbs, uint64_t overrun,
 	tmp = malloc(sbs);
 	if (!tmp)
 		return tm_err(ENOMEM);
-	memcpy(tmp, dc->pages, sbs);
+	memcpy(tmp, dc->page[0], sbs);
 	memcpy(&ts, tmp, sizeof(ts));
 	memcpy(&commit, tmp + 8, sizeof(commit));
 	lost = tm_subbuf_lost(tmp, sbs);
@@ -186,7 +208,7 @@ static int mark_overrun(struct dump_cpu *dc, unsigned int sbs, uint64_t overrun,
 	w = (struct tm_walk){ tmp + TM_SUBBUF_HDR, 0, TM_COMMIT_SIZE(commit), ts };
 	while (tm_walk_next(&w, &rec) > 0)
 		end = w.off;
-	ret = tm_subbuf_write(dc->pages, sbs, tmp + TM_SUBBUF_HDR, 0, end, ts, lost);
+	ret = tm_subbuf_write(dc->page[0], sbs, tmp + TM_SUBBUF_HDR, 0, end, ts, lost);
 	free(tmp);
 	return ret < 0 ? ret : 0;
 }
@@ -205,8 +227,11 @@ static void add_total(struct tracemap_dump_cpu_stats *t, const struct tracemap_d
 	t->overrun += s->overrun;
 }
 
-/* The pages of snapshot reader @c as the dump's @i-th CPU: the copy, the overrun mark, the counts. */
-static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c)
+/*
+ * The pages of snapshot reader @c as the dump's @i-th CPU: the copy, the
+ * overrun mark, the counts. @owned: the dump keeps @c until it is freed.
+ */
+static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c, bool owned)
 {
 	unsigned int sbs = tracemap_cpu_subbuf_size(c);
 	struct dump_cpu *dc = &d->cpus[i];
@@ -219,7 +244,9 @@ static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c)
 		return tm_err(EPROTO);
 	}
 	d->subbuf_size = sbs;
-	ret = take_pages(c, dc, d->ids);
+	if (owned)
+		dc->reader = c;
+	ret = take_pages(c, dc, d->ids, owned);
 	if (!ret)
 		ret = mark_overrun(dc, sbs, dc->st.overrun, dc->read);
 	if (ret)
@@ -233,7 +260,7 @@ struct tracemap_dump *tm_dump_from_readers(const char *tracefs, struct tracemap_
 					   int n)
 {
 	struct tracemap_dump *d;
-	int ret = -ENOMEM;
+	int ret = -ENOMEM, i = 0;
 
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -248,7 +275,8 @@ struct tracemap_dump *tm_dump_from_readers(const char *tracefs, struct tracemap_
 	d->total.cpu = -1;
 	for (d->nr = 0; d->nr < n; d->nr++) {
 		d->cpus[d->nr].st.cpu = tracemap_cpu_id(readers[d->nr]);
-		ret = add_cpu(d, d->nr, readers[d->nr]);
+		i = d->nr + 1;
+		ret = add_cpu(d, d->nr, readers[d->nr], true);
 		if (ret)
 			goto fail;
 	}
@@ -257,6 +285,9 @@ fail:
 	if (d)
 		d->nr++;
 	tracemap_dump_free(d);
+	/* the readers the dump did not hold yet */
+	for (; i < n; i++)
+		tracemap_cpu_close(readers[i]);
 	errno = -ret;
 	return NULL;
 }
@@ -270,7 +301,9 @@ fail:
  * torn ones copied again or marked lost), takes its pages as self-contained
  * sub-buffers, marks the kernel's overrun on the first page when nothing was
  * consumed, and reads saved_cmdlines, the enabled events (set_event) and the
- * trace clock. Every failure is explained through the print callback.
+ * trace clock. The pages stay in the readers' copies, so the dump holds the
+ * readers (and the ring's mapping) until tracemap_dump_free(). Every failure
+ * is explained through the print callback.
  *
  * Returns the dump, or NULL with errno set.
  */
@@ -377,8 +410,8 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	}
 
 	for (i = 0; i < d->nr; i++) {
-		ret = add_cpu(d, i, readers[i]);
-		tracemap_cpu_close(readers[i]);
+		/* the dump holds the reader from here on: its copies are the pages */
+		ret = add_cpu(d, i, readers[i], true);
 		readers[i] = NULL;
 		if (ret)
 			goto fail;
@@ -392,7 +425,7 @@ fail:
 		tm_log(TRACEMAP_LOG_ERROR, "out of memory copying the buffer of %s: the copy "
 		       "needs twice the ring of every CPU", instance ? instance : "the top level");
 	for (i = 0; readers && d && i < d->nr; i++)
-		tracemap_cpu_close(readers[i]);
+		tracemap_cpu_close(readers[i]);	/* NULL once the dump holds it */
 	free(readers);
 	free(set);
 	tracemap_dump_free(d);
@@ -410,8 +443,11 @@ void tracemap_dump_free(struct tracemap_dump *d)
 
 	if (!d)
 		return;
-	for (i = 0; d->cpus && i < d->nr; i++)
+	for (i = 0; d->cpus && i < d->nr; i++) {
 		tm_pages_free(d->cpus[i].pages, d->cpus[i].cap);
+		free(d->cpus[i].page);
+		tracemap_cpu_close(d->cpus[i].reader);
+	}
 	free(d->cpus);
 	free(d->tracefs);
 	free(d->instance);
@@ -432,7 +468,8 @@ static int dump_write(struct tracemap_dump *d, int fd, struct tm_tracedat *t)
 		return tm_err(ENOMEM);
 	for (i = 0; i < d->nr; i++)
 		cpus[i] = (struct tm_tracedat_cpu){ .cpu = d->cpus[i].st.cpu,
-						    .pages = d->cpus[i].pages,
+						    .pages = (const unsigned char *const *)
+							     d->cpus[i].page,
 						    .nr_pages = d->cpus[i].nr_pages };
 	t->tracefs = d->tracefs;
 	t->instance = d->as_top ? NULL : d->instance;

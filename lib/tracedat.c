@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "tracemap-local.h"
@@ -615,6 +616,36 @@ static int write_all(int fd, const void *data, size_t n)
 	return 0;
 }
 
+/* The pages of @cpu, where each one is, in batches of one writev() */
+static int write_pages(int fd, const struct tm_tracedat_cpu *cpu, unsigned int page_size)
+{
+	struct iovec iov[256];
+	size_t i = 0, n, k;
+	ssize_t r;
+
+	while (i < cpu->nr_pages) {
+		n = cpu->nr_pages - i < 256 ? cpu->nr_pages - i : 256;
+		for (k = 0; k < n; k++)
+			iov[k] = (struct iovec){ (void *)(uintptr_t)cpu->pages[i + k], page_size };
+		r = writev(fd, iov, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return tm_err(errno);
+		if (r == (ssize_t)(n * page_size)) {
+			i += n;
+			continue;
+		}
+		/* a short write (a pipe): the rest of the page it stopped in, then on */
+		k = r / page_size;
+		r = write_all(fd, cpu->pages[i + k] + r % page_size, page_size - r % page_size);
+		if (r)
+			return r;
+		i += k + 1;
+	}
+	return 0;
+}
+
 int tm_tracedat_write(int fd, struct tm_tracedat *t)
 {
 	static const unsigned char magic[10] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
@@ -713,8 +744,7 @@ int tm_tracedat_write(int fd, struct tm_tracedat *t)
 	for (i = 0; !ret && i < t->nr; i++) {
 		ret = write_all(fd, zero, offs[i] - pos);
 		if (!ret)
-			ret = write_all(fd, t->cpus[i].pages,
-					(size_t)t->cpus[i].nr_pages * t->page_size);
+			ret = write_pages(fd, &t->cpus[i], t->page_size);
 		pos = offs[i] + (uint64_t)t->cpus[i].nr_pages * t->page_size;
 	}
 	if (ret)

@@ -193,7 +193,7 @@ void tm_pages_free(void *p, size_t size);
 /* ------------------------------------------------------------ trace.dat */
 
 struct tm_tracedat_cpu {
-	const unsigned char *pages;	/* nr_pages self-contained sub-buffers */
+	const unsigned char *const *pages;	/* nr_pages self-contained sub-buffers, in order */
 	size_t nr_pages;
 	int cpu;
 };
@@ -235,10 +235,20 @@ int tm_tracedat_write(int fd, struct tm_tracedat *t);
 void tm_cpu_tally(struct tracemap_cpu *c, struct tm_tally *t);
 
 /*
+ * cpu.c: tracemap_cpu_read_page() into @buf (subbuf size bytes), except that
+ * a whole page of a snapshot's copies is rewritten where it is: *@page
+ * points to the page written, which stays valid until @c is closed or
+ * rewound. Returns as tracemap_cpu_read_page().
+ */
+int tm_cpu_read_page_at(struct tracemap_cpu *c, void *buf, const unsigned char **page,
+			unsigned int flags);
+
+/*
  * dump.c: a dump of snapshot readers (@readers[i] the i-th CPU, ascending),
  * taken as tracemap_dump_take() takes its readers, with no overrun counts,
  * command lines or enabled events: what the unit tests write over
- * synthetic mappings.
+ * synthetic mappings. The dump holds the readers from then on (its pages
+ * are in their copies) and closes them, also when it fails.
  */
 struct tracemap_dump *tm_dump_from_readers(const char *tracefs, struct tracemap_cpu **readers,
 					   int n);

@@ -204,9 +204,8 @@ static void test_torn_page_dropped(void **state)
 	assert_non_null(c);
 	mkdtemp(dir);
 	make_tracefs(dir);
-	d = tm_dump_from_readers(dir, &c, 1);
+	d = tm_dump_from_readers(dir, &c, 1);	/* it holds c now */
 	assert_non_null(d);
-	tracemap_cpu_close(c);
 	mprotect(map, SBS + NR_SUBBUFS * SBS, PROT_READ);
 	sigaction(SIGSEGV, &old, NULL);
 	/* every copy of it was overtaken: 4 tries in each of the 16 passes */
@@ -276,9 +275,8 @@ static struct tracemap_dump *synthetic_dump(const char *dir, unsigned int n, uns
 
 	c = tm_cpu_open_mapped(map, 0, TRACEMAP_MODE_SNAPSHOT);
 	assert_non_null(c);
-	d = tm_dump_from_readers(dir, &c, 1);
+	d = tm_dump_from_readers(dir, &c, 1);	/* it holds c now */
 	assert_non_null(d);
-	tracemap_cpu_close(c);
 	munmap(map, SBS + (size_t)n * SBS);
 	return d;
 }
