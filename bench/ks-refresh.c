@@ -8,8 +8,9 @@
  *                    (the writer reads kallsyms and the formats then)
  *       plugin=MS    the plugin's part on later refreshes:
  *                    tracemap_dump_take() of the instance and
- *                    tracemap_dump_write() of the image (to image.dat, on a
- *                    tmpfs)
+ *                    tracemap_dump_rewrite() of the image over the last one
+ *                    (image.dat, on a tmpfs, kept open as the plugin keeps
+ *                    its memory file)
  *       load=MS      KernelShark's load of that image: kshark_open(),
  *                    the buffers, kshark_load_all_entries()
  *       refresh=MS   the whole refresh through the plugin:
@@ -80,24 +81,18 @@ static ssize_t ks_load(struct kshark_context *ctx, const char *path)
 	return n;
 }
 
-static int dump_to(const char *instance, const char *path)
+/* what the plugin does: a copy written over the image that nobody reads any more */
+static int dump_to(const char *instance, int fd)
 {
 	struct tracemap_dump_opts opts = { .sz = sizeof(opts), .flags = TRACEMAP_DUMP_AS_TOP };
 	struct tracemap_dump *d;
-	int fd, ret;
+	int ret;
 
 	d = tracemap_dump_take(instance, &opts);
 	if (!d)
 		return -errno;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		ret = -errno;
-		tracemap_dump_free(d);
-		return ret;
-	}
-	ret = tracemap_dump_write(d, fd);
+	ret = tracemap_dump_rewrite(d, fd);
 	tracemap_dump_free(d);
-	close(fd);
 	return ret;
 }
 
@@ -108,7 +103,7 @@ int main(int argc, char **argv)
 	struct kshark_context *ctx = NULL;
 	char dir[512];
 	ssize_t n = 0;
-	int reps = 3, opt, r, ret;
+	int reps = 3, opt, r, ret, fd;
 
 	while ((opt = getopt(argc, argv, "r:B:p:o:f:")) != -1) {
 		switch (opt) {
@@ -142,8 +137,13 @@ int main(int argc, char **argv)
 	if (!kshark_register_plugin(ctx, "tracemap", so))
 		return 1;
 	snprintf(dir, sizeof(dir), "/sys/kernel/tracing/instances/%s", inst);
+	fd = open(img, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "ks-refresh: %s: %s\n", img, strerror(errno));
+		return 1;
+	}
 	t0 = now_ms();
-	ret = dump_to(inst, img);
+	ret = dump_to(inst, fd);
 	first = now_ms() - t0;
 	if (ret < 0) {
 		fprintf(stderr, "ks-refresh: dump of %s: %s\n", inst, strerror(-ret));
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 	}
 	for (r = 0; r < reps; r++) {
 		t0 = now_ms();
-		ret = dump_to(inst, img);
+		ret = dump_to(inst, fd);
 		plugin[r] = now_ms() - t0;
 		if (ret < 0) {
 			fprintf(stderr, "ks-refresh: dump of %s: %s\n", inst, strerror(-ret));
@@ -171,6 +171,7 @@ int main(int argc, char **argv)
 	printf("first=%.1f plugin=%.1f load=%.1f refresh=%.1f entries=%zd\n", first,
 	       median(plugin, reps),
 	       median(load, reps), median(refresh, reps), n);
+	close(fd);
 	kshark_free(ctx);
 	return 0;
 usage:

@@ -3,7 +3,8 @@
 #
 # make bench, the live KernelShark view (issue 9), side by side in one run:
 #  - one refresh of a buffer holding each number of events: the plugin's part
-#    (non-consuming copy + trace.dat image), KernelShark's load of that image,
+#    (non-consuming copy + trace.dat image written over the last one),
+#    KernelShark's load of that image,
 #    and the whole refresh through the plugin; against the anchor workflow of
 #    today, `trace-cmd extract` of the same buffer (in a private mount
 #    namespace where the instance is the tracefs root, as the tests run it)
@@ -118,8 +119,8 @@ refreshes=$(ks_titles | sed -n 's/.* refresh \([0-9]*\) at.*/\1/p' | head -1)
 	echo "## KernelShark live view (issue 9)"
 	echo
 	echo "One refresh of a buffer holding N events (trace_marker_raw, half per CPU), median of $REPS, ms."
-	echo "*plugin*: non-consuming copy and trace.dat image, on a refresh (*first*: the first one of a process,"
-	echo "which also reads kallsyms and the formats of the ftrace events and of those in the buffer); *load*: KernelShark (libkshark) loading that image;"
+	echo "*plugin*: non-consuming copy and trace.dat image written over the last one, on a refresh (*first*: the first one of a process,"
+	echo "which also reads kallsyms and the formats of the ftrace events and of those in the buffer, into a new file); *load*: KernelShark (libkshark) loading that image;"
 	echo "*refresh*: both through the plugin (kshark_open of the instance directory). Anchor: \`trace-cmd extract\`"
 	echo "of the same buffer (it consumes; refilled per repetition), then KernelShark loading the file."
 	echo

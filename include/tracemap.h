@@ -367,6 +367,14 @@ tracemap_dump_take(const char *instance, const struct tracemap_dump_opts *opts);
  */
 TRACEMAP_API int tracemap_dump_write(struct tracemap_dump *d, int fd);
 
+/*
+ * The same image written over what the regular file @fd holds, from offset
+ * 0, and the file cut to its size: a view that replaces one image on every
+ * refresh keeps the file's storage. Nobody may read the old image any more.
+ * Returns 0 or -errno.
+ */
+TRACEMAP_API int tracemap_dump_rewrite(struct tracemap_dump *d, int fd);
+
 TRACEMAP_API void tracemap_dump_free(struct tracemap_dump *d);
 
 /* CPUs in the dump; the @idx-th CPU's number (0 <= idx < nr_cpus) */

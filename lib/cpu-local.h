@@ -198,7 +198,8 @@ void tm_follow_from(struct tracemap_cpu *c, bool valid, unsigned int id, unsigne
 int tm_follow_region(struct tracemap_cpu *c, struct tracemap_region *r);
 
 /* subbuf-pages.c: the page builder */
-int tm_pages_read(struct tracemap_cpu *c, void *buf, unsigned int flags);
+int tm_pages_read(struct tracemap_cpu *c, void *buf, const unsigned char **page,
+		  unsigned int flags);
 uint64_t tm_pages_pending_since(const struct tracemap_cpu *c);
 void tm_pages_drop(struct tracemap_cpu *c);
 

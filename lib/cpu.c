@@ -620,7 +620,13 @@ int tracemap_cpu_read_page(struct tracemap_cpu *c, void *buf, size_t size, unsig
 {
 	if (!c || !buf || size < c->subbuf_size)
 		return tm_err(EINVAL);
-	return tm_pages_read(c, buf, flags);
+	return tm_pages_read(c, buf, NULL, flags);
+}
+
+int tm_cpu_read_page_at(struct tracemap_cpu *c, void *buf, const unsigned char **page,
+			unsigned int flags)
+{
+	return tm_pages_read(c, buf, page, flags);
 }
 
 /**

@@ -6,17 +6,22 @@
  * writer gets to change the buffer is the copy alone.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tracemap-local.h"
 
 struct dump_cpu {
-	unsigned char *pages;		/* nr_pages sub-buffers of subbuf_size bytes */
+	unsigned char **page;		/* the nr_pages self-contained sub-buffers, in order:
+					   in the reader's copies or in pages */
+	unsigned char *pages;		/* room for the sub-buffers written out of place */
 	size_t nr_pages;
 	size_t cap;			/* bytes mapped at pages */
+	struct tracemap_cpu *reader;	/* the snapshot reader whose copies the pages are in */
 	uint64_t read;			/* kernel: events consumed, as of the copy */
 	struct tracemap_dump_cpu_stats st;
 };
@@ -113,7 +118,7 @@ static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size)
 	size_t i;
 
 	for (i = 0; i < dc->nr_pages; i++) {
-		lost = tm_subbuf_lost(dc->pages + i * subbuf_size, subbuf_size);
+		lost = tm_subbuf_lost(dc->page[i], subbuf_size);
 		if (lost > 0)
 			st->lost += lost;
 		else if (lost == TRACEMAP_LOST_UNKNOWN)
@@ -125,27 +130,46 @@ static void page_stats(struct dump_cpu *dc, unsigned int subbuf_size)
 /*
  * Pages of a snapshot reader, as self-contained sub-buffers, into @dc; the
  * records they hold counted in its statistics, their event ids (the file
- * carries the formats of those) noted in @ids.
+ * carries the formats of those) noted in @ids. When the dump owns the
+ * reader (@in_place), whole pages stay where the reader copied them and are
+ * rewritten there: one copy of the ring less than writing them out.
  */
-static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc, unsigned char *ids)
+static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc, unsigned char *ids,
+		      bool in_place)
 {
 	unsigned int sbs = tracemap_cpu_subbuf_size(c);
 	/* a lost-only region may add a page to the ring's worth */
 	size_t cap = (size_t)tracemap_cpu_nr_subbufs(c) + 1;
 	struct tm_tally t = { .ids = ids };
+	size_t out_of_place = 0;
+	const unsigned char *at;
+	unsigned char *buf;
 	int ret = 0;
 
 	dc->pages = tm_pages_alloc(cap * sbs);
 	dc->cap = cap * sbs;
-	if (!dc->pages)
+	dc->page = calloc(cap, sizeof(*dc->page));
+	if (!dc->pages || !dc->page)
 		return tm_err(ENOMEM);
 	tm_cpu_tally(c, &t);
 	while (dc->nr_pages < cap) {
-		ret = tracemap_cpu_read_page(c, dc->pages + dc->nr_pages * sbs, sbs,
-					     TRACEMAP_PAGE_FLUSH);
+		buf = dc->pages + dc->nr_pages * sbs;
+		at = buf;
+		if (in_place)
+			ret = tm_cpu_read_page_at(c, buf, &at, TRACEMAP_PAGE_FLUSH);
+		else
+			ret = tracemap_cpu_read_page(c, buf, sbs, TRACEMAP_PAGE_FLUSH);
 		if (ret <= 0)
 			break;
-		dc->nr_pages++;
+		/* the reader's copies are the dump's now: written once more only by mark_overrun() */
+		dc->page[dc->nr_pages++] = (unsigned char *)(uintptr_t)at;
+		out_of_place += at == buf;
+	}
+	/* every page stayed in the copies: the room for others goes back */
+	if (!out_of_place) {
+		tm_pages_free(dc->pages, dc->cap);
+		dc->pages = NULL;
+		dc->cap = 0;
 	}
 	tm_cpu_tally(c, NULL);
 	dc->st.events = t.events;
@@ -176,7 +200,7 @@ static int mark_overrun(struct dump_cpu *dc, unsigned int sbs, uint64_t overrun,
 	tmp = malloc(sbs);
 	if (!tmp)
 		return tm_err(ENOMEM);
-	memcpy(tmp, dc->pages, sbs);
+	memcpy(tmp, dc->page[0], sbs);
 	memcpy(&ts, tmp, sizeof(ts));
 	memcpy(&commit, tmp + 8, sizeof(commit));
 	lost = tm_subbuf_lost(tmp, sbs);
@@ -185,7 +209,7 @@ static int mark_overrun(struct dump_cpu *dc, unsigned int sbs, uint64_t overrun,
 	w = (struct tm_walk){ tmp + TM_SUBBUF_HDR, 0, TM_COMMIT_SIZE(commit), ts };
 	while (tm_walk_next(&w, &rec) > 0)
 		end = w.off;
-	ret = tm_subbuf_write(dc->pages, sbs, tmp + TM_SUBBUF_HDR, 0, end, ts, lost);
+	ret = tm_subbuf_write(dc->page[0], sbs, tmp + TM_SUBBUF_HDR, 0, end, ts, lost);
 	free(tmp);
 	return ret < 0 ? ret : 0;
 }
@@ -204,8 +228,11 @@ static void add_total(struct tracemap_dump_cpu_stats *t, const struct tracemap_d
 	t->overrun += s->overrun;
 }
 
-/* The pages of snapshot reader @c as the dump's @i-th CPU: the copy, the overrun mark, the counts. */
-static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c)
+/*
+ * The pages of snapshot reader @c as the dump's @i-th CPU: the copy, the
+ * overrun mark, the counts. @owned: the dump keeps @c until it is freed.
+ */
+static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c, bool owned)
 {
 	unsigned int sbs = tracemap_cpu_subbuf_size(c);
 	struct dump_cpu *dc = &d->cpus[i];
@@ -218,7 +245,9 @@ static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c)
 		return tm_err(EPROTO);
 	}
 	d->subbuf_size = sbs;
-	ret = take_pages(c, dc, d->ids);
+	if (owned)
+		dc->reader = c;
+	ret = take_pages(c, dc, d->ids, owned);
 	if (!ret)
 		ret = mark_overrun(dc, sbs, dc->st.overrun, dc->read);
 	if (ret)
@@ -243,12 +272,11 @@ static char *memdup_str(const char *p, size_t len)
 struct tracemap_dump *tm_dump_from_readers(struct tracemap_cpu **readers, int n,
 					   const struct tm_dump_src *src)
 {
-	struct tracemap_dump *d;
+	struct tracemap_dump *d = NULL;
 	int i, ret = -ENOMEM;
 
 	if (!readers || n <= 0 || !src || !src->tracefs) {
 		ret = -EINVAL;
-		d = NULL;
 		goto fail;
 	}
 	d = calloc(1, sizeof(*d));
@@ -272,21 +300,21 @@ struct tracemap_dump *tm_dump_from_readers(struct tracemap_cpu **readers, int n,
 		dc->st.cpu = tracemap_cpu_id(readers[d->nr]);
 		dc->st.overrun = src->overrun ? src->overrun[d->nr] : 0;
 		dc->read = src->read ? src->read[d->nr] : 0;
-		ret = add_cpu(d, d->nr, readers[d->nr]);
-		/* the copy is no longer needed once its pages are taken */
-		tracemap_cpu_close(readers[d->nr]);
+		/* the dump holds the reader from here on: its copies are the pages */
+		ret = add_cpu(d, d->nr, readers[d->nr], true);
 		readers[d->nr] = NULL;
-		if (ret)
+		if (ret) {
+			d->nr++;
 			goto fail;
+		}
 	}
 	return d;
 fail:
-	for (i = 0; readers && i < n; i++) {
+	/* the readers the dump did not hold yet */
+	for (i = 0; i < n && readers; i++) {
 		tracemap_cpu_close(readers[i]);
 		readers[i] = NULL;
 	}
-	if (d)
-		d->nr++;
 	tracemap_dump_free(d);
 	errno = -ret;
 	return NULL;
@@ -301,7 +329,9 @@ fail:
  * torn ones copied again or marked lost), takes its pages as self-contained
  * sub-buffers, marks the kernel's overrun on the first page when nothing was
  * consumed, and reads saved_cmdlines, the enabled events (set_event) and the
- * trace clock. Every failure is explained through the print callback.
+ * trace clock. The pages stay in the readers' copies, so the dump holds the
+ * readers (and the ring's mapping) until tracemap_dump_free(). Every failure
+ * is explained through the print callback.
  *
  * Returns the dump, or NULL with errno set.
  */
@@ -418,7 +448,7 @@ out:
 		tm_log(TRACEMAP_LOG_ERROR, "out of memory copying the buffer of %s: the copy "
 		       "needs twice the ring of every CPU", instance ? instance : "the top level");
 	for (i = 0; readers && i < nr; i++)
-		tracemap_cpu_close(readers[i]);
+		tracemap_cpu_close(readers[i]);	/* NULL once the dump holds it */
 	free(readers);
 	free(overrun);
 	free(nread);
@@ -442,8 +472,11 @@ void tracemap_dump_free(struct tracemap_dump *d)
 
 	if (!d)
 		return;
-	for (i = 0; d->cpus && i < d->nr; i++)
+	for (i = 0; d->cpus && i < d->nr; i++) {
 		tm_pages_free(d->cpus[i].pages, d->cpus[i].cap);
+		free(d->cpus[i].page);
+		tracemap_cpu_close(d->cpus[i].reader);
+	}
 	free(d->cpus);
 	free(d->tracefs);
 	free(d->instance);
@@ -452,6 +485,36 @@ void tracemap_dump_free(struct tracemap_dump *d)
 	free(d->events);
 	free(d->kallsyms);
 	free(d);
+}
+
+/* The dump as trace.dat to @fd; @t->have_gen as tm_tracedat_write() takes it. */
+static int dump_write(struct tracemap_dump *d, int fd, struct tm_tracedat *t)
+{
+	struct tm_tracedat_cpu *cpus;
+	int i, ret;
+
+	cpus = calloc(d->nr, sizeof(*cpus));
+	if (!cpus)
+		return tm_err(ENOMEM);
+	for (i = 0; i < d->nr; i++)
+		cpus[i] = (struct tm_tracedat_cpu){ .cpu = d->cpus[i].st.cpu,
+						    .pages = (const unsigned char *const *)
+							     d->cpus[i].page,
+						    .nr_pages = d->cpus[i].nr_pages };
+	t->tracefs = d->tracefs;
+	t->instance = d->as_top ? NULL : d->instance;
+	t->clock = d->clock;
+	t->cmdlines = d->cmdlines;
+	t->cmdlines_len = d->cmdlines_len;
+	t->events = d->events;
+	t->ids = d->ids;
+	t->kallsyms = d->kallsyms;
+	t->page_size = d->subbuf_size;
+	t->cpus = cpus;
+	t->nr = d->nr;
+	ret = tm_tracedat_write(fd, t);
+	free(cpus);
+	return ret;
 }
 
 /**
@@ -467,34 +530,93 @@ void tracemap_dump_free(struct tracemap_dump *d)
  */
 int tracemap_dump_write(struct tracemap_dump *d, int fd)
 {
-	struct tm_tracedat_cpu *cpus;
-	struct tm_tracedat t;
-	int i, ret;
+	struct tm_tracedat t = { 0 };
 
 	if (!d || fd < 0)
 		return tm_err(EINVAL);
-	cpus = calloc(d->nr, sizeof(*cpus));
-	if (!cpus)
-		return tm_err(ENOMEM);
-	for (i = 0; i < d->nr; i++)
-		cpus[i] = (struct tm_tracedat_cpu){ .cpu = d->cpus[i].st.cpu,
-						    .pages = d->cpus[i].pages,
-						    .nr_pages = d->cpus[i].nr_pages };
-	t = (struct tm_tracedat){
-		.tracefs = d->tracefs,
-		.instance = d->as_top ? NULL : d->instance,
-		.clock = d->clock,
-		.cmdlines = d->cmdlines,
-		.cmdlines_len = d->cmdlines_len,
-		.events = d->events,
-		.ids = d->ids,
-		.kallsyms = d->kallsyms,
-		.page_size = d->subbuf_size,
-		.cpus = cpus,
-		.nr = d->nr,
-	};
-	ret = tm_tracedat_write(fd, &t);
-	free(cpus);
+	return dump_write(d, fd, &t);
+}
+
+/*
+ * The file tracemap_dump_rewrite() wrote last, as it was then: while it is
+ * the same (inode, size, modification time), it still holds the head and
+ * kernel part of generation gen, which a rewrite then does not write again.
+ */
+static struct {
+	pthread_mutex_t lock;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	unsigned int page_size;
+	uint64_t gen;
+} last_image = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool same_file(const struct stat *st)
+{
+	return last_image.gen && st->st_dev == last_image.dev && st->st_ino == last_image.ino &&
+	       st->st_size == last_image.size &&
+	       st->st_mtim.tv_sec == last_image.mtime.tv_sec &&
+	       st->st_mtim.tv_nsec == last_image.mtime.tv_nsec;
+}
+
+/**
+ * tracemap_dump_rewrite - write a dump over the trace.dat image a file holds
+ * @d: the dump
+ * @fd: a regular file (a memfd, a file on tmpfs) open for writing, empty or
+ *	holding an earlier image that nobody reads any more
+ *
+ * Writes the dump as tracemap_dump_write() does, but from offset 0 over what
+ * the file holds, and then cuts the file to the image's size. A view that
+ * shows one image at a time and replaces it on every refresh keeps the file's
+ * storage this way: on tmpfs, allocating, zeroing and freeing the pages of a
+ * new file costs more than writing the image. When the file is still the one
+ * this function wrote last, unchanged since (inode, size and modification
+ * time), and the kernel part of the image (header formats, event formats,
+ * kallsyms, printk formats) is the same as then, that part is not written
+ * again. Whoever still maps or reads the old image sees it change under it,
+ * so the caller makes sure nobody does.
+ *
+ * Returns 0, or -errno with errno set (-EINVAL when @fd is not a regular file).
+ */
+int tracemap_dump_rewrite(struct tracemap_dump *d, int fd)
+{
+	struct tm_tracedat t = { 0 };
+	struct stat st;
+	off_t end;
+	int ret;
+
+	if (!d || fd < 0)
+		return tm_err(EINVAL);
+	if (fstat(fd, &st))
+		return tm_err(errno);
+	if (!S_ISREG(st.st_mode)) {
+		tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_rewrite: fd %d is not a regular file: "
+		       "pass a memfd or a file, or write with tracemap_dump_write()", fd);
+		return tm_err(EINVAL);
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return tm_err(errno);
+	pthread_mutex_lock(&last_image.lock);
+	if (same_file(&st) && last_image.page_size == d->subbuf_size)
+		t.have_gen = last_image.gen;
+	/* forgotten until written: a failed write leaves the file in no known state */
+	last_image.gen = 0;
+	ret = dump_write(d, fd, &t);
+	if (!ret) {
+		end = lseek(fd, 0, SEEK_CUR);
+		if (end < 0 || ftruncate(fd, end) || fstat(fd, &st))
+			ret = tm_err(errno);
+	}
+	if (!ret) {
+		last_image.dev = st.st_dev;
+		last_image.ino = st.st_ino;
+		last_image.size = st.st_size;
+		last_image.mtime = st.st_mtim;
+		last_image.page_size = d->subbuf_size;
+		last_image.gen = t.gen;
+	}
+	pthread_mutex_unlock(&last_image.lock);
 	return ret;
 }
 

@@ -43,11 +43,28 @@ static void stage_take(struct tm_pages *pb, const struct tracemap_region *r)
 	pb->complete = r->flags & TRACEMAP_REGION_COMPLETE;
 }
 
-int tm_pages_read(struct tracemap_cpu *c, void *buf, unsigned int flags)
+/*
+ * Whether @r lies in the snapshot's own copies: private memory that nothing
+ * reads again once the region is handed out, so its page may be rewritten
+ * in place.
+ */
+static bool in_copies(const struct tracemap_cpu *c, const struct tracemap_region *r)
+{
+	const unsigned char *copies = c->snap.copies, *sb = r->subbuf;
+
+	return copies && sb >= copies && sb < copies + (size_t)c->nr_subbufs * c->subbuf_size;
+}
+
+int tm_pages_read(struct tracemap_cpu *c, void *buf, const unsigned char **page,
+		  unsigned int flags)
 {
 	struct tm_pages *pb = &c->pages;
 	struct tracemap_region r;
+	unsigned char *dst;
 	int ret;
+
+	if (page)
+		*page = buf;
 
 	for (;;) {
 		if (pb->staged && pb->complete)
@@ -68,6 +85,20 @@ int tm_pages_read(struct tracemap_cpu *c, void *buf, unsigned int flags)
 				stage_take(pb, &r);
 				return ret;
 			}
+		}
+		if (!pb->staged && r.data && (r.flags & TRACEMAP_REGION_COMPLETE)) {
+			/*
+			 * A whole page on its own: written from the region, not
+			 * staged; over its own snapshot copy when the caller takes
+			 * the page where it is (@page).
+			 */
+			dst = buf;
+			if (page && in_copies(c, &r)) {
+				dst = (unsigned char *)(uintptr_t)r.subbuf;
+				*page = dst;
+			}
+			return tm_subbuf_write(dst, c->subbuf_size, r.data, r.start, r.end,
+					       r.base_ts, r.lost);
 		}
 		stage_take(pb, &r);
 	}

@@ -158,8 +158,9 @@ int tm_subbuf_write(void *dst, unsigned int subbuf_size, const unsigned char *da
 	    (len && !data) || lost < TRACEMAP_LOST_UNKNOWN)
 		return tm_err(EINVAL);
 
-	if (len)
-		memcpy(out + TM_SUBBUF_HDR, data + start, len);
+	/* may overlap: a page rewritten over its own copy (tm_pages_read()) */
+	if (len && out + TM_SUBBUF_HDR != data + start)
+		memmove(out + TM_SUBBUF_HDR, data + start, len);
 	memset(out + TM_SUBBUF_HDR + len, 0, subbuf_size - TM_SUBBUF_HDR - len);
 	if (lost) {
 		commit |= TM_MISSED_EVENTS;

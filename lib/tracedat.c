@@ -18,7 +18,9 @@
  *   then each CPU's pages, aligned to the page size.
  *
  * Everything before the pages is built in memory first, so every offset is
- * known before the first byte goes out and @fd may be a pipe.
+ * known before the first byte goes out and @fd may be a pipe; the kernel
+ * part (header formats to printk formats) is shared by the files that need
+ * the same formats, not copied into each.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "tracemap-local.h"
@@ -213,6 +216,21 @@ struct fmt {
 	bool want;			/* in the file being written */
 };
 
+/*
+ * The kernel part of a file as written: header formats, the systems with
+ * the selected formats, kallsyms, printk formats. Files with the same
+ * selection share it (a live view writes the same one on every refresh)
+ * instead of copying megabytes of kallsyms into each; a writer holds a
+ * reference while it writes. Each assembled part has a generation of its
+ * own, never reused, so that a file known to hold one need not get it again.
+ */
+struct kpart {
+	unsigned char *p;
+	size_t len;
+	uint64_t gen;
+	unsigned int refs;		/* under kc.lock */
+};
+
 static struct {
 	pthread_mutex_t lock;
 	char *tracefs;
@@ -223,11 +241,30 @@ static struct {
 	struct fmt *fmts;
 	int nr, cap;
 	bool all_ids;			/* every event of the kernel is in fmts */
+	struct kpart *part;		/* the last assembled part */
+	int *part_sel;			/* its formats: indices into fmts, in file order */
+	int part_n;
+	uint64_t last_gen;		/* kept across resets */
 } kc = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* under kc.lock */
+static void kpart_put(struct kpart *kp)
+{
+	if (kp && !--kp->refs) {
+		free(kp->p);
+		free(kp);
+	}
+}
 
 static void kc_reset(void)
 {
 	int i;
+
+	kpart_put(kc.part);
+	free(kc.part_sel);
+	kc.part = NULL;
+	kc.part_sel = NULL;
+	kc.part_n = 0;
 
 	for (i = 0; i < kc.nr; i++) {
 		free(kc.fmts[i].sys);
@@ -470,13 +507,53 @@ next:
 	return 0;
 }
 
-static void put_kernel_part(struct obuf *b, const struct tm_tracedat *t)
+/* The part for formats @sel[0..@n) (file order), its reference for kc; under kc.lock. */
+static struct kpart *kpart_build(struct fmt **sel, int n)
+{
+	struct obuf b = { 0 };
+	struct kpart *kp;
+	int i, nsys = 0;
+
+	for (i = 0; i < n; i++)
+		nsys += !i || strcmp(sel[i]->sys, sel[i - 1]->sys);
+	put(&b, kc.head.p, kc.head.len);
+	put_u32(&b, nsys);
+	for (i = 0; i < n; i++) {
+		int j = i;
+
+		if (i && !strcmp(sel[i]->sys, sel[i - 1]->sys))
+			continue;
+		while (j < n && !strcmp(sel[j]->sys, sel[i]->sys))
+			j++;
+		put_str(&b, sel[i]->sys);
+		put_u32(&b, j - i);
+		for (j = i; j < n && !strcmp(sel[j]->sys, sel[i]->sys); j++)
+			put(&b, sel[j]->text, sel[j]->len);
+	}
+	put(&b, kc.tail.p, kc.tail.len);
+	kp = b.err ? NULL : calloc(1, sizeof(*kp));
+	if (!kp) {
+		free(b.p);
+		return NULL;
+	}
+	*kp = (struct kpart){ .p = b.p, .len = b.len, .gen = ++kc.last_gen, .refs = 1 };
+	return kp;
+}
+
+/*
+ * The kernel part @t needs, with a reference for the caller (kpart_put()
+ * under kc.lock), or NULL with *@err set: read again when /proc/modules or
+ * dynamic_events changed, assembled again when the selection of formats did.
+ */
+static struct kpart *kernel_part(const struct tm_tracedat *t, int *err)
 {
 	const char *kallsyms = t->kallsyms ? t->kallsyms : "/proc/kallsyms";
+	struct kpart *kp = NULL;
 	struct fmt **sel = NULL;
 	struct obuf sig = { 0 };
-	int i, n = 0, nsys = 0;
+	int *idx = NULL;
 	char path[4200];
+	int i, n = 0;
 	int ret;
 
 	put_file(&sig, "/proc/modules", 8, true);
@@ -494,7 +571,8 @@ static void put_kernel_part(struct obuf *b, const struct tm_tracedat *t)
 	}
 	ret = kc_select(t);
 	sel = calloc(kc.nr + 1, sizeof(*sel));
-	if (!ret && !sel)
+	idx = calloc(kc.nr + 1, sizeof(*idx));
+	if (!ret && (!sel || !idx))
 		ret = -ENOMEM;
 	if (ret)
 		goto fail;
@@ -503,32 +581,33 @@ static void put_kernel_part(struct obuf *b, const struct tm_tracedat *t)
 			sel[n++] = &kc.fmts[i];
 	qsort(sel, n, sizeof(*sel), cmp_fmt);
 	for (i = 0; i < n; i++)
-		nsys += !i || strcmp(sel[i]->sys, sel[i - 1]->sys);
-
-	put(b, kc.head.p, kc.head.len);
-	put_u32(b, nsys);
-	for (i = 0; i < n; i++) {
-		int j = i;
-
-		if (i && !strcmp(sel[i]->sys, sel[i - 1]->sys))
-			continue;
-		while (j < n && !strcmp(sel[j]->sys, sel[i]->sys))
-			j++;
-		put_str(b, sel[i]->sys);
-		put_u32(b, j - i);
-		for (j = i; j < n && !strcmp(sel[j]->sys, sel[i]->sys); j++)
-			put(b, sel[j]->text, sel[j]->len);
+		idx[i] = sel[i] - kc.fmts;
+	if (!kc.part || kc.part_n != n || memcmp(kc.part_sel, idx, n * sizeof(*idx))) {
+		kp = kpart_build(sel, n);
+		if (!kp) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		kpart_put(kc.part);
+		free(kc.part_sel);
+		kc.part = kp;
+		kc.part_sel = idx;
+		kc.part_n = n;
+		idx = NULL;
 	}
-	put(b, kc.tail.p, kc.tail.len);
+	kp = kc.part;
+	kp->refs++;
 	goto out;
 fail:
 	/* what failed was explained by put_file(); nothing half-read is kept */
 	kc_reset();
-	b->err = -ret;
+	*err = -ret;
 out:
 	pthread_mutex_unlock(&kc.lock);
+	free(idx);
 	free(sel);
 	free(sig.p);
+	return kp;
 }
 
 /* "flyrecord\0", the per-CPU table, the clock; returns where the table starts */
@@ -567,13 +646,44 @@ static int write_all(int fd, const void *data, size_t n)
 	return 0;
 }
 
-int tm_tracedat_write(int fd, const struct tm_tracedat *t)
+/* The pages of @cpu, where each one is, in batches of one writev() */
+static int write_pages(int fd, const struct tm_tracedat_cpu *cpu, unsigned int page_size)
+{
+	struct iovec iov[256];
+	size_t i = 0, n, k;
+	ssize_t r;
+
+	while (i < cpu->nr_pages) {
+		n = cpu->nr_pages - i < 256 ? cpu->nr_pages - i : 256;
+		for (k = 0; k < n; k++)
+			iov[k] = (struct iovec){ (void *)(uintptr_t)cpu->pages[i + k], page_size };
+		r = writev(fd, iov, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return tm_err(errno);
+		if (r == (ssize_t)(n * page_size)) {
+			i += n;
+			continue;
+		}
+		/* a short write (a pipe): the rest of the page it stopped in, then on */
+		k = r / page_size;
+		r = write_all(fd, cpu->pages[i + k] + r % page_size, page_size - r % page_size);
+		if (r)
+			return r;
+		i += k + 1;
+	}
+	return 0;
+}
+
+int tm_tracedat_write(int fd, struct tm_tracedat *t)
 {
 	static const unsigned char magic[10] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
 	char *clock_opt = NULL, *clock_str = NULL;
-	size_t table, buffer_opt = 0, pos;
+	size_t table, buffer_opt = 0, pos, base;
+	struct obuf b = { 0 }, r = { 0 };
 	unsigned char *zero = NULL;
-	struct obuf b = { 0 };
+	struct kpart *kp = NULL;
 	uint64_t *offs = NULL;
 	int i, ret, nr_cpus;
 
@@ -586,39 +696,50 @@ int tm_tracedat_write(int fd, const struct tm_tracedat *t)
 		goto out;
 	}
 
+	/* the head, then the kernel part (shared, not copied), then @r: the rest */
 	put(&b, magic, sizeof(magic));
 	put_str(&b, "6");
 	put(&b, &(uint8_t){ __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__ }, 1);
 	put(&b, &(uint8_t){ sizeof(long) }, 1);
 	put_u32(&b, t->page_size);
-
-	put_kernel_part(&b, t);
-	put_u64(&b, t->cmdlines_len);
-	put(&b, t->cmdlines, t->cmdlines_len);
-
-	put_u32(&b, nr_cpus);
-	put(&b, "options  ", 10);
-	/* the clock is also stored after each flyrecord table when this option is there */
-	put_u16(&b, OPTION_TRACECLOCK);
-	put_u32(&b, strlen(clock_opt) + 1);
-	put_str(&b, clock_opt);
-	if (t->instance) {
-		put_u16(&b, OPTION_BUFFER);
-		put_u32(&b, 8 + strlen(t->instance) + 1);
-		buffer_opt = b.len;
-		put_u64(&b, 0);
-		put_str(&b, t->instance);
-	}
-	put_u16(&b, OPTION_DONE);
-
-	/* the top-level buffer; an instance's data goes in its own table, left empty here */
-	table = put_flyrecord(&b, nr_cpus, clock_str);
-	if (t->instance) {
-		patch_u64(&b, buffer_opt, b.len);
-		table = put_flyrecord(&b, nr_cpus, clock_str);
-	}
 	if (b.err) {
 		ret = tm_err(b.err);
+		goto out;
+	}
+	ret = 0;
+	kp = kernel_part(t, &ret);
+	if (!kp) {
+		ret = tm_err(ret ? ret : ENOMEM);
+		goto out;
+	}
+	base = b.len + kp->len;
+
+	put_u64(&r, t->cmdlines_len);
+	put(&r, t->cmdlines, t->cmdlines_len);
+
+	put_u32(&r, nr_cpus);
+	put(&r, "options  ", 10);
+	/* the clock is also stored after each flyrecord table when this option is there */
+	put_u16(&r, OPTION_TRACECLOCK);
+	put_u32(&r, strlen(clock_opt) + 1);
+	put_str(&r, clock_opt);
+	if (t->instance) {
+		put_u16(&r, OPTION_BUFFER);
+		put_u32(&r, 8 + strlen(t->instance) + 1);
+		buffer_opt = r.len;
+		put_u64(&r, 0);
+		put_str(&r, t->instance);
+	}
+	put_u16(&r, OPTION_DONE);
+
+	/* the top-level buffer; an instance's data goes in its own table, left empty here */
+	table = put_flyrecord(&r, nr_cpus, clock_str);
+	if (t->instance) {
+		patch_u64(&r, buffer_opt, base + r.len);
+		table = put_flyrecord(&r, nr_cpus, clock_str);
+	}
+	if (r.err) {
+		ret = tm_err(r.err);
 		goto out;
 	}
 
@@ -628,30 +749,46 @@ int tm_tracedat_write(int fd, const struct tm_tracedat *t)
 		ret = tm_err(ENOMEM);
 		goto out;
 	}
-	pos = b.len;
+	pos = base + r.len;
 	for (i = 0; i < t->nr; i++) {
 		uint64_t size = (uint64_t)t->cpus[i].nr_pages * t->page_size;
 
 		pos = (pos + t->page_size - 1) / t->page_size * t->page_size;
 		offs[i] = pos;
-		patch_u64(&b, table + (size_t)t->cpus[i].cpu * 16, pos);
-		patch_u64(&b, table + (size_t)t->cpus[i].cpu * 16 + 8, size);
+		patch_u64(&r, table + (size_t)t->cpus[i].cpu * 16, pos);
+		patch_u64(&r, table + (size_t)t->cpus[i].cpu * 16 + 8, size);
 		pos += size;
 	}
 
-	ret = write_all(fd, b.p, b.len);
-	pos = b.len;
+	if (t->have_gen && t->have_gen == kp->gen) {
+		/* @fd holds these bytes already */
+		ret = lseek(fd, base, SEEK_CUR) < 0 ? tm_err(errno) : 0;
+	} else {
+		ret = write_all(fd, b.p, b.len);
+		if (!ret)
+			ret = write_all(fd, kp->p, kp->len);
+	}
+	if (!ret)
+		ret = write_all(fd, r.p, r.len);
+	pos = base + r.len;
 	for (i = 0; !ret && i < t->nr; i++) {
 		ret = write_all(fd, zero, offs[i] - pos);
 		if (!ret)
-			ret = write_all(fd, t->cpus[i].pages,
-					(size_t)t->cpus[i].nr_pages * t->page_size);
+			ret = write_pages(fd, &t->cpus[i], t->page_size);
 		pos = offs[i] + (uint64_t)t->cpus[i].nr_pages * t->page_size;
 	}
 	if (ret)
 		tm_log(TRACEMAP_LOG_ERROR, "trace.dat: write failed: %s", strerror(-ret));
+	else
+		t->gen = kp->gen;
 out:
+	if (kp) {
+		pthread_mutex_lock(&kc.lock);
+		kpart_put(kp);
+		pthread_mutex_unlock(&kc.lock);
+	}
 	free(b.p);
+	free(r.p);
 	free(offs);
 	free(zero);
 	free(clock_str);

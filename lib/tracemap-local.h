@@ -221,7 +221,7 @@ void tm_pages_free(void *p, size_t size);
 /* ------------------------------------------------------------ trace.dat */
 
 struct tm_tracedat_cpu {
-	const unsigned char *pages;	/* nr_pages self-contained sub-buffers */
+	const unsigned char *const *pages;	/* nr_pages self-contained sub-buffers, in order */
 	size_t nr_pages;
 	int cpu;
 };
@@ -240,19 +240,37 @@ struct tm_tracedat {
 	unsigned int page_size;		/* the sub-buffer size */
 	const struct tm_tracedat_cpu *cpus;
 	int nr;				/* entries of cpus, CPU numbers ascending */
+	/*
+	 * In: non-zero when @fd already holds, from its current offset on, the
+	 * file head and kernel part (header formats, event formats, kallsyms,
+	 * printk formats) of generation have_gen with this page_size: the
+	 * writer then seeks past them when they are still current. Out: the
+	 * generation written (what a later have_gen names).
+	 */
+	uint64_t have_gen;
+	uint64_t gen;
 };
 
 /*
  * The one trace.dat writer: version 6, uncompressed, to @fd (a file or a
  * pipe), with the ftrace formats and those of @events and @ids only.
  */
-int tm_tracedat_write(int fd, const struct tm_tracedat *t);
+int tm_tracedat_write(int fd, struct tm_tracedat *t);
 
 /*
  * cpu.c: count the records of every region snapshot reader @c hands out from
  * now on into @t (NULL: stop). The dump's statistics and format selection.
  */
 void tm_cpu_tally(struct tracemap_cpu *c, struct tm_tally *t);
+
+/*
+ * cpu.c: tracemap_cpu_read_page() into @buf (subbuf size bytes), except that
+ * a whole page of a snapshot's copies is rewritten where it is: *@page
+ * points to the page written, which stays valid until @c is closed or
+ * rewound. Returns as tracemap_cpu_read_page().
+ */
+int tm_cpu_read_page_at(struct tracemap_cpu *c, void *buf, const unsigned char **page,
+			unsigned int flags);
 
 /*
  * What a dump holds besides the pages of its readers, as tracemap_dump_take()
@@ -274,8 +292,9 @@ struct tm_dump_src {
 /*
  * dump.c: a dump of snapshot readers (@readers[i] the i-th CPU, ascending),
  * as tracemap_dump_take() builds its own, and what the unit tests and the
- * fuzzer write over synthetic mappings. Takes the readers: each is closed
- * once its pages are taken (or on failure), and its slot set to NULL.
+ * fuzzer write over synthetic mappings. Takes the readers (each slot set to
+ * NULL): the dump holds them until it is freed, since its pages are in
+ * their copies, and closes them on failure.
  * Returns the dump, or NULL with errno set.
  */
 struct tracemap_dump *tm_dump_from_readers(struct tracemap_cpu **readers, int n,

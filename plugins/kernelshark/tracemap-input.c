@@ -8,7 +8,8 @@
  * NAME.tracemap (for File -> Open, whose dialog cannot pick a directory).
  * Opening one copies every CPU's buffer with libtracemap's dump
  * (tracemap_dump_take(), nothing consumed), writes it as a trace.dat image
- * into a memory file (tracemap_dump_write()) and hands that to KernelShark's
+ * into a memory file (tracemap_dump_rewrite(), over the last image when
+ * nobody reads that any more) and hands that to KernelShark's
  * own trace.dat input, kshark_tep_init_input(); the stream is then marked
  * "tep data", so event names, the info column, tasks, the sched_events and
  * missed_events plugins, filters and search work exactly as for a trace.dat
@@ -18,6 +19,7 @@
  * Return values follow KernelShark's input interface: the initializer
  * returns 0 or a negative errno; check returns true for the paths we take.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -222,8 +224,70 @@ bool KSHARK_INPUT_CHECK(const char *file)
 }
 
 /*
- * Copy the live buffer and write it as a trace.dat image into a memory file;
- * the events copied go to @events.
+ * The memory file of the last image. A refresh writes the new image over it
+ * (tracemap_dump_rewrite()) when nobody reads the old one any more: KernelShark
+ * closes a stream before it opens the file again, and then the file's pages
+ * need not be allocated, zeroed and freed once more.
+ */
+static int image_fd = -1;
+
+/*
+ * Whether a stream still reads the image in @fd: KernelShark's trace.dat
+ * reader opens its own descriptor of it (/proc/self/fd/N) and keeps that
+ * until the stream is closed; a stream added with Append keeps it while a
+ * newer image is opened. Errs on "in use".
+ *
+ * KernelShark 2.2.1's GUI also leaves pages of a closed stream's image
+ * mapped (three mappings a refresh in /proc/PID/maps, with no descriptor
+ * left), each of which would keep a whole image alive if every refresh took
+ * a new file. The stream is gone, so they do not count, but the file must
+ * not end before their end (a touch beyond the end of a file is a SIGBUS):
+ * *@mapped_end gets the highest end of a mapping of the file.
+ */
+static bool image_in_use(int fd, off_t *mapped_end)
+{
+	char path[64], line[PATH_MAX + 128];
+	unsigned long start, end, ino;
+	unsigned long long off;
+	struct stat me, st;
+	struct dirent *de;
+	bool used = false;
+	FILE *maps;
+	DIR *dir;
+
+	*mapped_end = 0;
+	if (fstat(fd, &me))
+		return true;
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return true;
+	while (!used && (de = readdir(dir))) {
+		if (de->d_name[0] == '.' || atoi(de->d_name) == fd)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		used = !stat(path, &st) && st.st_dev == me.st_dev && st.st_ino == me.st_ino;
+	}
+	closedir(dir);
+	if (used)
+		return true;
+	maps = fopen("/proc/self/maps", "re");
+	if (!maps)
+		return true;
+	/* "start-end perms offset dev inode path" */
+	while (fgets(line, sizeof(line), maps)) {
+		if (sscanf(line, "%lx-%lx %*s %llx %*s %lu", &start, &end, &off, &ino) == 4 &&
+		    ino == me.st_ino && strstr(line, "memfd:tracemap-live.dat") &&
+		    (off_t)(off + end - start) > *mapped_end)
+			*mapped_end = off + end - start;
+	}
+	fclose(maps);
+	return false;
+}
+
+/*
+ * Copy the live buffer and write it as a trace.dat image into a memory file
+ * (the one of the last image when nobody reads that any more); the events
+ * copied go to @events. Returns its descriptor (image_fd), or -errno.
  */
 static int snapshot_image(const struct live_src *src, unsigned long long *events)
 {
@@ -235,7 +299,9 @@ static int snapshot_image(const struct live_src *src, unsigned long long *events
 		.flags = TRACEMAP_DUMP_AS_TOP,
 	};
 	struct tracemap_dump *d;
-	int fd, ret;
+	off_t mapped_end = 0;
+	struct stat fst;
+	int ret;
 
 	d = tracemap_dump_take(src->top ? NULL : src->instance, &opts);
 	if (!d) {
@@ -245,29 +311,42 @@ static int snapshot_image(const struct live_src *src, unsigned long long *events
 			src->top ? src->tracefs : src->instance, strerror(errno));
 		return ret;
 	}
-	fd = memfd_create("tracemap-live.dat", MFD_CLOEXEC);
-	if (fd < 0) {
+	if (image_fd >= 0 && image_in_use(image_fd, &mapped_end)) {
+		/* the stream of the old image keeps its own descriptor */
+		close(image_fd);
+		image_fd = -1;
+		mapped_end = 0;
+	}
+	if (image_fd < 0)
+		image_fd = memfd_create("tracemap-live.dat", MFD_CLOEXEC);
+	if (image_fd < 0) {
 		ret = -errno;
 		fprintf(stderr, "tracemap: memfd_create: %s\n", strerror(errno));
 		tracemap_dump_free(d);
 		return ret;
 	}
-	ret = tracemap_dump_write(d, fd);
+	ret = tracemap_dump_rewrite(d, image_fd);
+	/* pages still mapped stay inside the file; readers ignore what follows the image */
+	if (!ret && !fstat(image_fd, &fst) && fst.st_size < mapped_end &&
+	    ftruncate(image_fd, mapped_end))
+		ret = -errno;
 	if (!tracemap_dump_stats(d, -1, &st, sizeof(st)))
 		*events = st.events;
 	tracemap_dump_free(d);
 	if (ret < 0) {
 		fprintf(stderr, "tracemap: writing the trace.dat image failed: %s\n", strerror(-ret));
-		close(fd);
+		close(image_fd);
+		image_fd = -1;
 		return ret;
 	}
-	return fd;
+	return image_fd;
 }
 
 /*
  * KernelShark: open stream->file. The trace.dat reader is given the memory
- * file by its /proc/self/fd name (it opens its own descriptor); the stream
- * keeps the live path so that reopening it refreshes.
+ * file by its /proc/self/fd name (it opens its own descriptor, which
+ * image_in_use() finds); the stream keeps the live path so that reopening it
+ * refreshes.
  */
 int KSHARK_INPUT_INITIALIZER(struct kshark_data_stream *stream)
 {
@@ -291,7 +370,6 @@ int KSHARK_INPUT_INITIALIZER(struct kshark_data_stream *stream)
 	stream->file = image;
 	ret = kshark_tep_init_input(stream);
 	stream->file = live;
-	close(fd);
 	if (ret < 0) {
 		fprintf(stderr, "tracemap: KernelShark could not read the image of %s (%d)\n",
 			live, ret);

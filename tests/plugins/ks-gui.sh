@@ -5,7 +5,8 @@
 # descriptor; the graph holds drawn bars for both CPUs, the table has rows,
 # no dialog is shown. "tracemap: refresh now" reloads it (the title counts
 # exactly the 800 markers); after 400 more markers "tracemap: follow"
-# refreshes every second and shows 1200, the graph redrawn; "tracemap: stop
+# refreshes every second and shows 1200, the graph redrawn, and the
+# refreshes keep one image in memory, not one each; "tracemap: stop
 # following" stops the refreshes. KS_SCREENSHOT=FILE.png keeps the last
 # screenshot.
 . "$(dirname "$0")/../lib.sh"
@@ -78,6 +79,12 @@ ks_shot "$win" s2
 [ "$(ks_val s1 colored_hash)" != "$(ks_val s2 colored_hash)" ] ||
 	tl_fail "the graph was not redrawn with the new markers"
 tl_log "follow: 1200 events after refresh $(refresh_count), graph redrawn"
+# KernelShark leaves pages of closed images mapped: the refreshes reuse one
+# memory file, so they do not keep an image alive each
+images=$(grep 'memfd:tracemap-live.dat' "/proc/$ks/maps" | awk '{ print $5 }' | sort -u | wc -l)
+[ "$images" -le 1 ] ||
+	{ grep memfd "/proc/$ks/maps" >&2; tl_fail "$(refresh_count) refreshes keep $images trace.dat images in memory"; }
+tl_log "images in memory after refresh $(refresh_count): $images"
 [ -n "$KS_SCREENSHOT" ] && ks_png s2 "$KS_SCREENSHOT"
 
 # Tools -> tracemap: stop following; a menu opened while a refresh loads

@@ -9,7 +9,10 @@
  * then "# streams S entries N markers M overflow O format F". With --then
  * CMD it runs CMD (sh -c) and reopens PATH, as the plugin's refresh does
  * (KernelShark closes every stream and opens the path again), and prints
- * the second load the same way. --count prints the summary lines only.
+ * the second load the same way; with --append also, the first stream stays
+ * open while the path is opened again (KernelShark's Append), and the
+ * second load has both streams, whose markers are counted per stream on
+ * "# stream SD markers M" lines. --count prints the summary lines only.
  * PLUGIN "-" registers nothing (for a trace.dat).
  * Exit 0 when every load worked, 1 otherwise.
  */
@@ -23,6 +26,8 @@
 #include <libkshark-tepdata.h>
 
 static bool count_only;
+
+#define MAX_STREAMS	8
 
 static void print_entry(struct kshark_entry *e)
 {
@@ -43,10 +48,10 @@ static void print_entry(struct kshark_entry *e)
 	free(task);
 }
 
-static int load(struct kshark_context *ctx, const char *path)
+static int load(struct kshark_context *ctx, const char *path, bool keep_open)
 {
+	long markers = 0, overflow = 0, per_stream[MAX_STREAMS] = { 0 };
 	struct kshark_entry **data = NULL;
-	long markers = 0, overflow = 0;
 	int sd, extra;
 	ssize_t n, i;
 
@@ -76,8 +81,11 @@ static int load(struct kshark_context *ctx, const char *path)
 		} else {
 			char *info = kshark_get_info(data[i]);
 
-			if (info && strstr(info, "seq="))
+			if (info && strstr(info, "seq=")) {
 				markers++;
+				if (data[i]->stream_id >= 0 && data[i]->stream_id < MAX_STREAMS)
+					per_stream[data[i]->stream_id]++;
+			}
 			free(info);
 			if (!count_only)
 				print_entry(data[i]);
@@ -88,8 +96,12 @@ static int load(struct kshark_context *ctx, const char *path)
 	printf("# streams %d entries %zd markers %ld overflow %ld format %s name %s\n", extra + 1,
 	       n, markers, overflow, ctx->stream[sd]->data_format,
 	       ctx->stream[sd]->name ? ctx->stream[sd]->name : "-");
+	for (i = 0; ctx->n_streams > 1 && i < MAX_STREAMS; i++)
+		if (per_stream[i])
+			printf("# stream %zd markers %ld\n", i, per_stream[i]);
 	fflush(stdout);
-	kshark_close_all(ctx);
+	if (!keep_open)
+		kshark_close_all(ctx);
 	return 0;
 }
 
@@ -98,10 +110,12 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "then", required_argument, NULL, 't' },
 		{ "count", no_argument, NULL, 'c' },
+		{ "append", no_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct kshark_context *ctx = NULL;
 	const char *then = NULL;
+	bool append = false;
 	int c, ret = 1;
 
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -109,11 +123,13 @@ int main(int argc, char **argv)
 			then = optarg;
 		else if (c == 'c')
 			count_only = true;
+		else if (c == 'a')
+			append = true;
 		else
 			return 2;
 	}
 	if (argc - optind != 2) {
-		fprintf(stderr, "usage: ks-live [--count] [--then CMD] PLUGIN.so PATH\n");
+		fprintf(stderr, "usage: ks-live [--count] [--then CMD [--append]] PLUGIN.so PATH\n");
 		return 2;
 	}
 	if (!kshark_instance(&ctx)) {
@@ -125,14 +141,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ks-live: cannot register %s\n", argv[optind]);
 		goto out;
 	}
-	if (load(ctx, argv[optind + 1]))
+	if (load(ctx, argv[optind + 1], then && append))
 		goto out;
 	if (then) {
 		if (system(then)) {
 			fprintf(stderr, "ks-live: '%s' failed\n", then);
 			goto out;
 		}
-		if (load(ctx, argv[optind + 1]))
+		if (load(ctx, argv[optind + 1], false))
 			goto out;
 	}
 	ret = 0;

@@ -6,8 +6,11 @@
 # trace-cmd-mmap's extract, and also task names as trace-cmd report shows
 # them for a tracemap snapshot (extract runs with the instance bound over the
 # tracefs mount, where there is no saved_cmdlines to name tasks); reopening
-# after M more markers (the plugin's refresh) gives N+M; nothing was
-# consumed, so a consuming extract afterwards still gets all N+M; an
+# after M more markers (the plugin's refresh) gives N+M, also while the
+# first stream stays open (Append), which keeps its own N, and after an
+# event type new to the buffer appeared, whose events then have their name
+# and info; nothing was
+# consumed, so a consuming extract afterwards still gets them all; an
 # overflowed buffer shows its drops.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/tc-common.shlib"
@@ -97,11 +100,34 @@ second=$(sum_field ks3.sum 2 markers)
 	{ cat ks3.sum >&2; tl_fail "refresh: $first then $second markers, expected $((4 * n)) then $((4 * n + m))"; }
 tl_log "refresh: $first markers, then $second"
 
+# 3b. reopen while the older stream stays open (KernelShark's Append): the
+# plugin writes its new image over the old one only when nobody reads that,
+# so the older stream still holds its own markers
+ks_load ks3b --count --append --then "$TC_MARKERS $inst 1 $((4 * n + m)) $m"
+old=$(sed -n 's/^# stream 0 markers //p' ks3b.raw)
+new=$(sed -n 's/^# stream 1 markers //p' ks3b.raw)
+[ "$old" = $((4 * n + m)) ] && [ "$new" = $((4 * n + 2 * m)) ] ||
+	{ cat ks3b.raw >&2; tl_fail "append: streams of $old and $new markers, expected $((4 * n + m)) and $((4 * n + 2 * m))"; }
+tl_log "append: the open stream keeps $old markers, the new one has $new"
+
+# 3c. a refresh after an event type the previous image had no format for
+# appeared in the buffer (its events are there, the event is off again): the
+# writer's kernel part, shared by the images of one process, grows with it,
+# so the new events have their name and info
+exec_on="$idir/events/sched/sched_process_exec/enable"
+ks_load ks3c --then "echo 1 > $exec_on && /bin/true && echo 0 > $exec_on"
+sed -n '1,/^# streams/p' ks3c.raw > ks3c.first
+sed -n '/^# streams/,$p' ks3c.raw | grep -v '^#' | tr -s ' ' > ks3c.second
+grep -q 'sched_process_exec' ks3c.first && tl_fail "the first load already holds sched_process_exec events"
+grep -q ': sched_process_exec: filename=/bin/true pid=' ks3c.second ||
+	{ grep exec ks3c.second | head -5 >&2; tl_fail "after the refresh sched_process_exec of /bin/true has no name or info"; }
+tl_log "refresh after a new event type: $(grep -c ': sched_process_exec: ' ks3c.second) sched_process_exec entries with name and info"
+
 # 4. nothing was consumed: a consuming extract gets every marker once
 tc_in_instance "$inst" "$TCM" extract -o cons.dat > cons.log 2>&1
 tc_report cons.dat cons.txt
-tc_expect_seqs cons.txt 0 $((4 * n + m))
-tl_log "a consuming extract afterwards: all $((4 * n + m)) markers"
+tc_expect_seqs cons.txt 0 $((4 * n + 2 * m))
+tl_log "a consuming extract afterwards: all $((4 * n + 2 * m)) markers"
 
 # 5. an overflowed buffer: the view holds what the snapshot holds, and drops
 small=$(tl_instance ksl 16)

@@ -141,6 +141,39 @@ static unsigned int fill(unsigned char *sb, uint64_t page_ts, unsigned int *seq)
 }
 
 /*
+ * A synthetic mapping of @n sub-buffers: the meta page, then @n sub-buffers
+ * full of print events "seq N" from *@seq on (the first event of each in
+ * @first, their counts in @count, when not NULL). The reader page is
+ * sub-buffer 0 with nothing handed out: every page is in a dump.
+ */
+static unsigned char *make_mapping(unsigned int n, unsigned int *seq, unsigned int *first,
+				   unsigned int *count)
+{
+	struct trace_buffer_meta *meta;
+	unsigned char *map;
+	unsigned int i, got;
+
+	map = mmap(NULL, SBS + (size_t)n * SBS, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	meta = (struct trace_buffer_meta *)map;
+	meta->meta_page_size = SBS;
+	meta->meta_struct_len = sizeof(*meta);
+	meta->subbuf_size = SBS;
+	meta->nr_subbufs = n;
+	meta->reader.id = 0;
+	meta->reader.read = 0;
+	for (i = 0; i < n; i++) {
+		if (first)
+			first[i] = *seq;
+		got = fill(map + SBS + i * SBS, T0 + i * 100000000ULL, seq);
+		if (count)
+			count[i] = got;
+	}
+	return map;
+}
+
+/*
  * Write @d (freed then) as @dir/trace.dat and start `trace-cmd report` on it;
  * NULL when trace-cmd is not installed (the file is then not read back).
  */
@@ -169,10 +202,9 @@ static FILE *write_and_report(struct tracemap_dump *d, const char *dir)
 
 static void test_torn_page_dropped(void **state)
 {
-	unsigned int first[NR_SUBBUFS], count[NR_SUBBUFS], seq = 0, i, got = 0, marks = 0;
+	unsigned int first[NR_SUBBUFS], count[NR_SUBBUFS], seq = 0, got = 0, marks = 0;
 	char dir[] = "/tmp/tm-test-dump.XXXXXX", cmd[8600], line[512];
 	struct tracemap_dump_cpu_stats st;
-	struct trace_buffer_meta *meta;
 	struct tracemap_cpu *c;
 	struct tracemap_dump *d;
 	struct sigaction sa = { 0 }, old;
@@ -182,21 +214,7 @@ static void test_torn_page_dropped(void **state)
 	FILE *f;
 
 	(void)state;
-	map = mmap(NULL, SBS + NR_SUBBUFS * SBS, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(map != MAP_FAILED);
-	meta = (struct trace_buffer_meta *)map;
-	meta->meta_page_size = SBS;
-	meta->meta_struct_len = sizeof(*meta);
-	meta->subbuf_size = SBS;
-	meta->nr_subbufs = NR_SUBBUFS;
-	/* the reader page is sub-buffer 0, nothing handed out: every page is in the dump */
-	meta->reader.id = 0;
-	meta->reader.read = 0;
-	for (i = 0; i < NR_SUBBUFS; i++) {
-		first[i] = seq;
-		count[i] = fill(map + SBS + i * SBS, T0 + i * 100000000ULL, &seq);
-	}
+	map = make_mapping(NR_SUBBUFS, &seq, first, count);
 
 	tear.hdr = map + SBS + TORN * SBS;
 	tear.data = tear.hdr + 4096;
@@ -310,11 +328,124 @@ out:
 	free(map);
 }
 
+/* A dump of @n full sub-buffers of a synthetic mapping, written against @dir. */
+static struct tracemap_dump *synthetic_dump(const char *dir, unsigned int n, unsigned int *seq)
+{
+	unsigned char *map = make_mapping(n, seq, NULL, NULL);
+	struct tracemap_dump *d;
+	struct tracemap_cpu *c;
+
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, n, NULL, NULL);
+	assert_non_null(c);
+	d = tm_dump_from_readers(&c, 1, &(struct tm_dump_src){ .tracefs = dir });	/* it holds c now */
+	assert_non_null(d);
+	munmap(map, SBS + (size_t)n * SBS);
+	return d;
+}
+
+/* The whole content of @fd, malloc'ed; its length in *@len. */
+static unsigned char *file_bytes(int fd, size_t *len)
+{
+	struct stat st;
+	unsigned char *p;
+
+	assert_int_equal(fstat(fd, &st), 0);
+	p = malloc(st.st_size + 1);
+	assert_non_null(p);
+	assert_int_equal(pread(fd, p, st.st_size, 0), st.st_size);
+	*len = st.st_size;
+	return p;
+}
+
+/* tracemap_dump_rewrite() of @d leaves @fd holding exactly @want. */
+static void rewrite_gives(struct tracemap_dump *d, int fd, const unsigned char *want, size_t len)
+{
+	unsigned char *got;
+	size_t n;
+
+	assert_int_equal(tracemap_dump_rewrite(d, fd), 0);
+	got = file_bytes(fd, &n);
+	assert_int_equal(n, len);
+	assert_memory_equal(got, want, len);
+	free(got);
+}
+
+/*
+ * A rewrite gives the same bytes as a write into an empty file, whether the
+ * file held a larger or a smaller image before, whether its kernel part is
+ * skipped (the file as the last rewrite left it) or written (the file was
+ * changed since: its modification time differs, or its size).
+ */
+static void test_rewrite_equals_write(void **state)
+{
+	char dir[] = "/tmp/tm-test-rewrite.XXXXXX", cmd[4200];
+	unsigned char *big, *small, junk[64];
+	size_t big_len, small_len;
+	struct tracemap_dump *a, *b;
+	struct timespec ts[2] = { { 0, 0 }, { 0, 0 } };
+	unsigned int seq = 0;
+	int fa, fb, fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	make_tracefs(dir);
+	a = synthetic_dump(dir, 4, &seq);
+	b = synthetic_dump(dir, 2, &seq);
+
+	fa = memfd_create("tm-test-a", MFD_CLOEXEC);
+	fb = memfd_create("tm-test-b", MFD_CLOEXEC);
+	fd = memfd_create("tm-test-rewrite", MFD_CLOEXEC);
+	assert_true(fa >= 0 && fb >= 0 && fd >= 0);
+	assert_int_equal(tracemap_dump_write(a, fa), 0);
+	assert_int_equal(tracemap_dump_write(b, fb), 0);
+	big = file_bytes(fa, &big_len);
+	small = file_bytes(fb, &small_len);
+	assert_true(big_len > small_len);
+
+	rewrite_gives(b, fd, small, small_len);		/* into an empty file */
+	rewrite_gives(a, fd, big, big_len);		/* over a smaller image */
+	rewrite_gives(a, fd, big, big_len);		/* its own last image: part skipped */
+	rewrite_gives(b, fd, small, small_len);		/* over a larger image */
+
+	/* changed by someone else, same size: the modification time tells */
+	memset(junk, 0xa5, sizeof(junk));
+	assert_int_equal(pwrite(fd, junk, sizeof(junk), 100), (ssize_t)sizeof(junk));
+	assert_int_equal(futimens(fd, ts), 0);
+	rewrite_gives(b, fd, small, small_len);
+	/* and longer */
+	assert_int_equal(pwrite(fd, junk, sizeof(junk), 100), (ssize_t)sizeof(junk));
+	assert_int_equal(pwrite(fd, junk, 1, small_len), 1);
+	rewrite_gives(b, fd, small, small_len);
+
+	/* not a regular file */
+	assert_int_equal(tracemap_dump_rewrite(b, -1), -EINVAL);
+	{
+		int p[2];
+
+		assert_int_equal(pipe(p), 0);
+		assert_int_equal(tracemap_dump_rewrite(b, p[1]), -EINVAL);
+		assert_int_equal(errno, EINVAL);
+		close(p[0]);
+		close(p[1]);
+	}
+
+	free(big);
+	free(small);
+	close(fa);
+	close(fb);
+	close(fd);
+	tracemap_dump_free(a);
+	tracemap_dump_free(b);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_torn_page_dropped),
 		cmocka_unit_test(test_enabled_event_gone),
+		cmocka_unit_test(test_rewrite_equals_write),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
