@@ -200,7 +200,7 @@ static void stolen_run(unsigned int taken, bool iterate)
 	unsigned int events = 0;
 
 	lay_out(4, 0);
-	c = tm_cpu_open_memory(TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_CONSUME, &map.meta, map.subbufs, SBS, NR, get_reader,
 			       NULL);
 	assert_non_null(c);
 	next_page(-1, 0, 8 + taken);
