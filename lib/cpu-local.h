@@ -152,7 +152,11 @@ static inline const unsigned char *tm_subbuf_at(const struct tracemap_cpu *c, un
 void tm_region_init(const struct tracemap_cpu *c, struct tracemap_region *r,
 		    const unsigned char *sb, unsigned int id);
 long long tm_lost_add(long long a, long long b);
-/* A loss flagged on a page: the stored count, or what overrun grew by since the last one. */
+/*
+ * A loss flagged on a page: the stored count, or what overrun grew by since
+ * the last one; @overrun TM_OVERRUN_UNKNOWN when the caller did not read it.
+ */
+#define TM_OVERRUN_UNKNOWN	UINT64_MAX
 long long tm_loss_flagged(struct tracemap_cpu *c, long long stored, uint64_t overrun);
 
 /* cpu-consume.c */

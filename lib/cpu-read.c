@@ -48,7 +48,7 @@ int tm_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	r->base_ts = r->page_ts;
 	r->lost = tm_subbuf_lost(page, c->subbuf_size);
 	if (r->lost) {
-		struct tracemap_cpu_stats k = { 0 };
+		struct tracemap_cpu_stats k = { .kernel_overrun = TM_OVERRUN_UNKNOWN };
 
 		/* a full page has no room for the count: the stats file has the counter */
 		if (r->lost == TRACEMAP_LOST_UNKNOWN && !tm_cpu_stats_file(c->stats_path, &k)) {

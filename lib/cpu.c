@@ -421,6 +421,11 @@ long long tm_loss_flagged(struct tracemap_cpu *c, long long stored, uint64_t ove
 {
 	long long lost = stored;
 
+	if (overrun == TM_OVERRUN_UNKNOWN) {
+		if (lost > 0)
+			c->loss.accounted += lost;
+		return lost;
+	}
 	if (overrun < c->loss.accounted)
 		c->loss.accounted = 0;	/* the counters were reset with the buffer */
 	/* a difference no count can be (a lying meta page) stays unknown */
@@ -428,13 +433,18 @@ long long tm_loss_flagged(struct tracemap_cpu *c, long long stored, uint64_t ove
 	    overrun - c->loss.accounted <= (uint64_t)LLONG_MAX)
 		lost = overrun - c->loss.accounted;
 	/*
-	 * The kernel stores what overrun grew by: accounted never passes
-	 * overrun, or the next call would take it for a reset and hand the
+	 * The kernel stores what overrun grew by since its last swap, but the
+	 * overrun of the meta page, which an unknown count falls back on, was
+	 * read after the swap and may already hold losses that the next page's
+	 * stored count reports again. So what is reported never passes
+	 * overrun: a loss told early is not told twice. accounted never passes
+	 * it either, or the next call would take it for a reset and hand the
 	 * same page out again (a stored count that lies made that a loop).
 	 */
+	if (lost > 0 && (uint64_t)lost > overrun - c->loss.accounted)
+		lost = (long long)(overrun - c->loss.accounted);
 	if (lost > 0)
-		c->loss.accounted = (uint64_t)lost <= overrun - c->loss.accounted ?
-			c->loss.accounted + lost : overrun;
+		c->loss.accounted += lost;
 	return lost;
 }
 
