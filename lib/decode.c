@@ -17,7 +17,8 @@
  *
  * Names of tasks. trace-cmd report takes saved_cmdlines as of the end of a
  * recording; live, the task usually still runs, so a pid saved_cmdlines does
- * not know is looked up in /proc, and saved_cmdlines is read again
+ * not know, or names after a dead task (check_comm()), is looked up in
+ * /proc, and saved_cmdlines is read again
  * (rate-limited) for tasks that are gone. A task that execs takes the name
  * of the program, as saved_cmdlines will say at the end: the stream passes
  * every sched_process_exec it delivers through tm_decode_observe().
@@ -36,6 +37,8 @@
 #define CMDLINE_RELOAD_NS	(100 * 1000000ULL)	/* saved_cmdlines: tasks known gone */
 #define CMDLINE_RELOAD_MIN_NS	(1000000ULL)		/* ... a task new and gone */
 #define NR_GONE			64
+/* PID_MAX_LIMIT of 64-bit kernels: no pid is larger */
+#define PID_LIMIT		(4 * 1024 * 1024)
 #define NR_TYPES		65536			/* common_type is a u16 */
 #define FORMAT_MAX		(256 * 1024)		/* the largest format file read */
 
@@ -51,6 +54,7 @@ struct tm_decode {
 	bool printk;			/* printk_formats loaded */
 	uint64_t cmdline_reload;
 	int gone[NR_GONE];		/* pids without a /proc entry, most recent */
+	uint8_t *checked;		/* checked(): a bit per pid */
 	unsigned int next_gone;
 	int load_err;			/* loading failed once: do not try again */
 };
@@ -83,6 +87,7 @@ void tm_decode_free(struct tm_decode *d)
 		return;
 	tep_free(d->tep);
 	free(d->known);
+	free(d->checked);
 	free(d->fmtbuf);
 	free(d->idir);
 	free(d->tracefs);
@@ -369,6 +374,57 @@ static bool proc_comm(struct tm_decode *d, int pid)
 	return true;
 }
 
+/*
+ * Whether the name of @pid was checked against /proc in this stream; marks
+ * it checked. A bit per pid up to the kernel's limit, allocated (and its
+ * pages touched) as pids come.
+ */
+static bool checked(struct tm_decode *d, int pid)
+{
+	unsigned int bit = 1u << (pid % 8);
+	bool was;
+
+	if (pid >= PID_LIMIT)
+		return true;
+	if (!d->checked) {
+		d->checked = calloc(PID_LIMIT / 8, 1);
+		if (!d->checked)
+			return true;	/* no memory: saved_cmdlines as it is */
+	}
+	was = d->checked[pid / 8] & bit;
+	d->checked[pid / 8] |= bit;
+	return was;
+}
+
+/*
+ * saved_cmdlines names the last task that had a pid when the kernel saved
+ * it: after the pids wrapped, a task started since then is shown with the
+ * name of a dead one. The first time a stream sees a pid, a live task's
+ * name in /proc wins (a dead task keeps the saved name).
+ */
+static void check_comm(struct tm_decode *d, int pid)
+{
+	char path[64], comm[64];
+	const char *saved;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	n = fread(comm, 1, sizeof(comm) - 1, f);
+	fclose(f);
+	while (n && comm[n - 1] == '\n')
+		n--;
+	comm[n] = '\0';
+	saved = tep_data_comm_from_pid(d->tep, pid);
+	if (!n || (saved && !strcmp(saved, comm)))
+		return;
+	if (!tep_override_comm(d->tep, comm, pid))
+		tm_comms_changed();
+}
+
 static void learn_comm(struct tm_decode *d, int pid)
 {
 	bool seen = false;
@@ -379,8 +435,10 @@ static void learn_comm(struct tm_decode *d, int pid)
 		if (d->gone[i] == pid)
 			seen = true;
 	if (!seen) {
-		if (proc_comm(d, pid))
+		if (proc_comm(d, pid)) {
+			checked(d, pid);
 			return;
+		}
 		d->gone[d->next_gone++ % NR_GONE] = pid;
 	}
 	/*
@@ -533,10 +591,11 @@ int tracemap_event_pid(struct tracemap_stream *s, const struct tracemap_event *e
  * @s: the stream that delivered @ev
  * @ev: the event
  *
- * From saved_cmdlines as loaded with the formats; a task started later is
- * looked up in /proc, and saved_cmdlines is read again (at most every
- * millisecond for a new pid, every 100 ms after that) for tasks that are
- * gone. A task that execs takes its program's name from the
+ * From saved_cmdlines as loaded with the formats, checked once per pid
+ * against /proc (after the pids wrapped, saved_cmdlines may still name a
+ * dead task that had the pid); a task started later is looked up in /proc,
+ * and saved_cmdlines is read again (at most every millisecond for a new
+ * pid, every 100 ms after that) for tasks that are gone. A task that execs takes its program's name from the
  * sched_process_exec events the stream delivers. The string belongs to the
  * stream's formats.
  *
@@ -552,6 +611,8 @@ const char *tracemap_event_comm(struct tracemap_stream *s, const struct tracemap
 		return NULL;
 	if (pid > 0 && !tep_is_pid_registered(d->tep, pid))
 		learn_comm(d, pid);
+	else if (pid > 0 && !checked(d, pid))
+		check_comm(d, pid);
 	return tep_data_comm_from_pid(d->tep, pid);
 }
 
