@@ -352,23 +352,31 @@ static struct tep_format_field *find_field(struct tm_decode *d, const struct tra
 	return f;
 }
 
-/* A comm from /proc for a pid saved_cmdlines did not know; false when the task is gone. */
-static bool proc_comm(struct tm_decode *d, int pid)
+/* /proc/@pid/comm into @comm (64 bytes), without its newline; 0 when the task is gone. */
+static size_t read_proc_comm(int pid, char *comm)
 {
-	char path[64], comm[64];
+	char path[64];
 	size_t n;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 	f = fopen(path, "re");
 	if (!f)
-		return false;
-	n = fread(comm, 1, sizeof(comm) - 1, f);
+		return 0;
+	n = fread(comm, 1, 63, f);
 	fclose(f);
 	while (n && comm[n - 1] == '\n')
 		n--;
 	comm[n] = '\0';
-	if (!n || tep_register_comm(d->tep, comm, pid))
+	return n;
+}
+
+/* A comm from /proc for a pid saved_cmdlines did not know; false when the task is gone. */
+static bool proc_comm(struct tm_decode *d, int pid)
+{
+	char comm[64];
+
+	if (!read_proc_comm(pid, comm) || tep_register_comm(d->tep, comm, pid))
 		return false;
 	tm_comms_changed();
 	return true;
@@ -404,22 +412,13 @@ static bool checked(struct tm_decode *d, int pid)
  */
 static void check_comm(struct tm_decode *d, int pid)
 {
-	char path[64], comm[64];
 	const char *saved;
-	size_t n;
-	FILE *f;
+	char comm[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (!read_proc_comm(pid, comm))
 		return;
-	n = fread(comm, 1, sizeof(comm) - 1, f);
-	fclose(f);
-	while (n && comm[n - 1] == '\n')
-		n--;
-	comm[n] = '\0';
 	saved = tep_data_comm_from_pid(d->tep, pid);
-	if (!n || (saved && !strcmp(saved, comm)))
+	if (saved && !strcmp(saved, comm))
 		return;
 	if (!tep_override_comm(d->tep, comm, pid))
 		tm_comms_changed();
