@@ -158,9 +158,8 @@ grep -vqE '^[0-9]+ [0-9]+ .*:-?[0-9]+ -> .*:-?[0-9]+$' "$out" &&
 	  tl_fail "libtracemap-stream: lines not 'CPU TIME prev:pid -> next:pid'"; }
 n=$(sed -n 's/.* tmexslp:\([0-9]*\) -> .*/\1/p' "$out" | sort -u | wc -l)
 [ "$n" -eq 5 ] || tl_fail "libtracemap-stream: 5 tmexslp processes switched out, $n seen"
-# its own switches never; a switch to it stays when the task before it
-# blocks (that task's news, libtracemap-stream(3)): not told apart here
-grep -q " [^ ]*:$pid -> " "$out" && tl_fail "libtracemap-stream printed its own switches"
+# its own switches never, away from it or to it
+grep -qE " [^ ]*:$pid -> | -> [^ ]*:$pid\$" "$out" && tl_fail "libtracemap-stream printed its own switches"
 [ "$(cat "$sdir/events/sched/sched_switch/enable")" = 0 ] || tl_fail "sched_switch not put back"
 [ "$(cat "$sdir/buffer_percent")" = "$percent" ] || tl_fail "buffer_percent not put back"
 tl_log "libtracemap-stream: $(wc -l < "$out") switches, the 5 tmexslp ones among them, none of its own"

@@ -12,8 +12,8 @@ terminal):
   quiet    nothing else is done: the share of printed events that are
            tracemap's or its terminal's (this script's reader thread, woken
            by every line): naming either as the task or as prev/next/woken
-           task in the fields, but for a switch to them from a task that
-           blocks (that task's news); and tracemap's CPU time (user+sys from
+           task in the fields, but for a switch to the reader from a task
+           that blocks (that task's news); and tracemap's CPU time (user+sys from
            /proc/PID/stat) per second;
   latency  once a first marker was printed (the stream runs), a marker
            "tmlat t=<CLOCK_MONOTONIC ns>" is written to the instance's
@@ -113,7 +113,8 @@ class Run:
 def own_share(run):
     pids = "%d|%d" % (run.proc.pid, run.reader_tid)
     own = re.compile(r"[-:=](%s)\b" % pids)
-    news = re.compile(r"\] [^R ]\S* ==> \S*:(%s) \[" % pids)
+    # the terminal's reader taking the CPU from a task that blocks: that task's news
+    news = re.compile(r"\] [^R ]\S* ==> \S*:%d \[" % run.reader_tid)
     events = [l for _, l in run.lines if re.search(r"\] +\d+\.\d+: \w+:", l)]
     mine = [l for l in events if own.search(l) and not news.search(l)]
     return len(events), len(mine)

@@ -585,11 +585,10 @@ static unsigned int self_run(unsigned int flags, bool external, unsigned int *ow
 	for (i = 0; i < nrec; i++) {
 		/*
 		 * Ours: written by us (but not in an interrupt: hardirq, softirq,
-		 * NMI flags), or naming us, but for a switch to us from a task
-		 * that blocks (libtracemap-stream(3), Own events).
+		 * NMI flags), or naming us (libtracemap-stream(3), Own events).
 		 */
 		if ((ours(recs[i].pid) && !(recs[i].n[4] & 0x58)) || ours(recs[i].n[0]) ||
-		    (ours(recs[i].n[1]) && !(recs[i].n[3] & 0xff)) || ours(recs[i].n[2]))
+		    ours(recs[i].n[1]) || ours(recs[i].n[2]))
 			(*own)++;
 		/* the child going to sleep: S (1) */
 		if (recs[i].n[0] == pid && recs[i].n[3] == 1)
