@@ -125,6 +125,27 @@ static void follow_other_reader(struct tracemap_cpu *c)
 }
 
 /*
+ * Whether a sub-buffer @from to @to - 1 places after the reader page has
+ * committed data at least as new as @ts (worth_get_reader()).
+ */
+static bool data_after(struct tracemap_cpu *c, unsigned int from, unsigned int to, uint64_t ts)
+{
+	const unsigned char *sb;
+	unsigned int i, id;
+
+	for (i = from; i < to; i++) {
+		id = c->consume.id + i < c->nr_subbufs ? c->consume.id + i :
+			c->consume.id + i - c->nr_subbufs;
+		sb = tm_subbuf_at(c, id);
+		/* the writer sets the time stamp before the first commit */
+		if (TM_COMMIT_SIZE(tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_ACQUIRE)) &&
+		    tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_RELAXED) >= ts)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Whether to call GET_READER now. On 6.18 ring_buffer_map_get_reader()
  * decides "not empty" from the event counters, and the writer counts an
  * event (rb_commit(): entries++) before it publishes it: on the first event
@@ -149,7 +170,7 @@ static bool worth_get_reader(struct tracemap_cpu *c)
 {
 	struct tm_consume *s = &c->consume;
 	const unsigned char *sb;
-	unsigned int i, id, look;
+	unsigned int near;
 	uint64_t ts, now;
 
 	/* a synthetic mapping (fuzzing) has no writer to race with */
@@ -170,18 +191,13 @@ static bool worth_get_reader(struct tracemap_cpu *c)
 	 * scanned on every round, 18 % of the tool's CPU on an idle system. Data the
 	 * near ones do not show is then seen at most that much later.
 	 */
+	near = c->nr_subbufs < GATE_NEAR + 1 ? c->nr_subbufs : GATE_NEAR + 1;
+	if (data_after(c, 1, near, ts))
+		goto yes;
 	now = tm_now_ns();
-	look = c->nr_subbufs;
-	if (look > GATE_NEAR + 1 && now - s->scanned_ns < GATE_SCAN_NS)
-		look = GATE_NEAR + 1;
-	else
+	if (near < c->nr_subbufs && now - s->scanned_ns >= GATE_SCAN_NS) {
 		s->scanned_ns = now;
-	for (i = 1; i < look; i++) {
-		id = s->id + i < c->nr_subbufs ? s->id + i : s->id + i - c->nr_subbufs;
-		sb = tm_subbuf_at(c, id);
-		/* the time stamp is written before the first commit, as above */
-		if (TM_COMMIT_SIZE(tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_ACQUIRE)) &&
-		    tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_RELAXED) >= ts)
+		if (data_after(c, near, c->nr_subbufs, ts))
 			goto yes;
 	}
 	if (!s->gated_since)
