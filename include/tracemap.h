@@ -240,6 +240,13 @@ TRACEMAP_API int tracemap_region_write_subbuf(const struct tracemap_region *r, v
 typedef int (*tracemap_event_fn)(void *ctx, const struct tracemap_event *ev);
 /* @lost: a count or TRACEMAP_LOST_UNKNOWN; called before the event it precedes */
 typedef int (*tracemap_lost_fn)(void *ctx, int cpu, long long lost);
+/*
+ * Called just before the stream turns on an event that was off (@name:
+ * "system:event"), also one it adds itself (sched_waking, to follow what its
+ * output causes), so that a program can write down what to put back should
+ * it be killed before it can. Nonzero: the open fails, nothing left changed.
+ */
+typedef int (*tracemap_enable_fn)(void *ctx, const char *name);
 
 /* tracemap_stream_opts.flags */
 #define TRACEMAP_STREAM_UNORDERED	(1u << 0) /* fill-priority draining, no time merge */
@@ -275,6 +282,7 @@ struct tracemap_stream_opts {
 	int nr_events;
 	const int *pids;		/* only these tasks (set_event_pid); restored on close */
 	int nr_pids;
+	tracemap_enable_fn on_enable;	/* NULL: not told; called with ctx */
 };
 
 struct tracemap_stream;

@@ -47,6 +47,8 @@ struct tm_events {
 	char *old_pids;		/* set_event_pid to write back; NULL: untouched */
 	char *old_notrace;	/* set_event_notrace_pid to write back; NULL: untouched */
 	int old_fork;		/* options/event-fork to write back; -1: untouched */
+	tracemap_enable_fn on_enable;	/* told before an event is turned on */
+	void *ctx;
 };
 
 /* ------------------------------------------------------------ selection */
@@ -259,6 +261,15 @@ static void enable_failed(struct tm_events *e, const char *what, int err)
 	       strerror(-err));
 }
 
+/* The caller's hook, before evs[@i] is turned on: a refusal is an error */
+static int tell_enable(struct tm_events *e, int i)
+{
+	if (!e->on_enable || !e->on_enable(e->ctx, e->names[i]))
+		return 0;
+	tm_log(TRACEMAP_LOG_ERROR, "stream: %s not enabled: the caller refused it", e->names[i]);
+	return tm_err(ECANCELED);
+}
+
 static int enable_events(struct tm_events *e)
 {
 	char what[512], *v;
@@ -287,9 +298,14 @@ static int enable_events(struct tm_events *e)
 				any_off = true;
 		if (!any_off)
 			continue;
-		for (i = 0; i < e->nr_evs; i++)
-			if (!strcmp(e->evs[i].system, e->sys[s].system) && !e->evs[i].was_enabled)
-				e->evs[i].enabled = true;
+		for (i = 0; i < e->nr_evs; i++) {
+			if (strcmp(e->evs[i].system, e->sys[s].system) || e->evs[i].was_enabled)
+				continue;
+			ret = tell_enable(e, i);
+			if (ret)
+				return ret;
+			e->evs[i].enabled = true;
+		}
 		if (tracefs_event_enable(e->inst, e->sys[s].system, NULL)) {
 			ret = tm_err(errno ? errno : EIO);
 			enable_failed(e, e->sys[s].system, ret);
@@ -299,6 +315,9 @@ static int enable_events(struct tm_events *e)
 	for (i = 0; i < e->nr_evs; i++) {
 		if (e->evs[i].was_enabled || e->evs[i].enabled)
 			continue;
+		ret = tell_enable(e, i);
+		if (ret)
+			return ret;
 		e->evs[i].enabled = true;
 		ret = event_write(e, &e->evs[i], "enable", "1");
 		if (ret) {
@@ -550,7 +569,8 @@ static void hide_helper(struct tm_events *e, struct tm_self *self)
 
 int tm_events_setup(struct tm_events **out, const char *tracefs, const char *instance,
 		    const struct tracemap_event_spec *specs, int nr_specs, const int *pids,
-		    int nr_pids, bool pid_forks, struct tm_self *self)
+		    int nr_pids, bool pid_forks, struct tm_self *self,
+		    tracemap_enable_fn on_enable, void *ctx)
 {
 	struct tm_events *e;
 	int ret;
@@ -567,6 +587,8 @@ int tm_events_setup(struct tm_events **out, const char *tracefs, const char *ins
 	if (!e)
 		return tm_err(ENOMEM);
 	e->old_fork = -1;
+	e->on_enable = on_enable;
+	e->ctx = ctx;
 	e->tracefs = strdup(tracefs);
 	if (!e->tracefs) {
 		ret = tm_err(ENOMEM);
@@ -698,7 +720,8 @@ struct tracemap_events *tracemap_events_enable(const char *instance,
 		tm_err(ENOMEM);
 		return NULL;
 	}
-	ret = tm_events_setup(&ev->e, tfs, instance, specs, nr_specs, NULL, 0, false, NULL);
+	ret = tm_events_setup(&ev->e, tfs, instance, specs, nr_specs, NULL, 0, false, NULL,
+			      NULL, NULL);
 	if (ret) {
 		free(ev);
 		errno = -ret;

@@ -511,7 +511,8 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	}
 	/* the events last: every check that can fail was made */
 	ret = tm_events_setup(&s->events, tfs, instance, o.events, o.nr_events, o.pids,
-			      o.nr_pids, o.flags & TRACEMAP_STREAM_PID_FORKS, s->self);
+			      o.nr_pids, o.flags & TRACEMAP_STREAM_PID_FORKS, s->self,
+			      o.on_enable, o.ctx);
 	if (ret)
 		goto fail;
 	tm_decode_enabled(s->decode);

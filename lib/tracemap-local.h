@@ -406,12 +406,14 @@ struct tm_decode *tm_stream_decode(struct tracemap_stream *s);
 /*
  * Enable the selected events with their filters, restrict to @pids, and for
  * @self add its threads to set_event_notrace_pid and its clauses to the
- * sched filters. *@out is NULL when there was nothing to do. On failure
+ * sched filters; @on_enable(@ctx, name) (NULL: none) before each event is
+ * turned on. *@out is NULL when there was nothing to do. On failure
  * everything is put back. Returns 0 or -errno after a message.
  */
 int tm_events_setup(struct tm_events **out, const char *tracefs, const char *instance,
 		    const struct tracemap_event_spec *specs, int nr_specs, const int *pids,
-		    int nr_pids, bool pid_forks, struct tm_self *self);
+		    int nr_pids, bool pid_forks, struct tm_self *self,
+		    tracemap_enable_fn on_enable, void *ctx);
 /* Put back everything tm_events_setup() changed and free @e (NULL-safe). */
 void tm_events_restore(struct tm_events *e);
 /* "system:event" of every selected event, NULL-terminated */

@@ -141,54 +141,11 @@ static int note_percent(struct tracefs_instance *inst, bool follow)
 	return ret;
 }
 
-/*
- * The events the stream turns on (those not in set_event before it opens)
- * are written down for a repair after SIGKILL.
- */
-static bool was_enabled(const char *before, const char *name)
+/* An event the stream is about to turn on: written down for a repair after SIGKILL */
+static int note_event(void *ctx, const char *name)
 {
-	size_t n = strlen(name);
-	const char *p;
-
-	for (p = before; p && (p = strstr(p, name)); p += n)
-		if ((p == before || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
-			return true;
-	return false;
-}
-
-/*
- * Before the stream opens: the -e names that are one event ("sched:sched_switch"),
- * so that a SIGKILL while the library enables them leaves nothing unnoted.
- */
-static int note_plain_events(const struct opts *o, const char *before)
-{
-	const char *name;
-	int i;
-
-	for (i = 0; i < o->nr_specs; i++) {
-		name = o->specs[i].name;
-		if (!strchr(name, ':') || strpbrk(name, "*?[") || was_enabled(before, name))
-			continue;
-		if (state_note("event", name))
-			return -1;
-	}
-	return 0;
-}
-
-/* After it opened: the other events it turned on (globs and systems resolved). */
-static int note_events(struct tracemap_stream *s, const struct opts *o, const char *before)
-{
-	const char *const *names = tracemap_stream_events(s);
-	bool noted;
-	int i, j;
-
-	for (i = 0; names && names[i]; i++) {
-		for (noted = false, j = 0; j < o->nr_specs && !noted; j++)
-			noted = !strcmp(o->specs[j].name, names[i]);
-		if (!noted && !was_enabled(before, names[i]) && state_note("event", names[i]))
-			return -1;
-	}
-	return 0;
+	(void)ctx;
+	return state_note("event", name);
 }
 
 /*
@@ -363,7 +320,6 @@ int cmd_stream(int argc, char **argv)
 	struct printer p;
 	int sfd = -1, ret = 1, cmd_pid = -1, status = 0;
 	bool inst_ok = false, cut;
-	char *enabled_before = NULL;
 	uint64_t start, stopped;
 	const char *tfs;
 	sigset_t sigs;
@@ -399,9 +355,6 @@ int cmd_stream(int argc, char **argv)
 	if (!si.created) {
 		if (!o.top && note_percent(si.inst, o.follow))
 			goto out;
-		enabled_before = tracefs_instance_file_read(si.inst, "set_event", NULL);
-		if (!o.top && note_plain_events(&o, enabled_before))
-			goto out;
 	}
 
 	if (o.command) {
@@ -436,11 +389,11 @@ int cmd_stream(int argc, char **argv)
 	so.nr_events = o.nr_specs;
 	so.pids = o.pids;
 	so.nr_pids = o.nr_pids;
+	if (!si.created && !o.top)
+		so.on_enable = note_event;
 	/* a failure is explained by the library (libtracemap-print(3)) */
 	s = tracemap_stream_open(si.name, &so);
 	if (!s || printer_attach(&p, s, si.inst))
-		goto out;
-	if (!si.created && !o.top && note_events(s, &o, enabled_before))
 		goto out;
 
 	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -481,7 +434,6 @@ out:
 	/* everything is back: the note for a repair goes */
 	if (!inst_ok || !instance_restore(&si))
 		state_end();
-	free(enabled_before);
 	free(o.specs);
 	free(o.pids);
 	if (sfd >= 0)

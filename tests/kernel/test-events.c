@@ -2,6 +2,7 @@
 /*
  * What a stream sets up and decodes on the real tracefs: events enabled with
  * their filters on open and put back on close (also what was enabled before),
+ * the caller told before each event is turned on (and able to refuse it),
  * bad selections and filters refused with nothing changed, set_event_pid,
  * fields by name (numbers, fixed and dynamic strings, arrays) compared with
  * the kernel's own text of the same events, self-filtering (none of our
@@ -194,6 +195,70 @@ static void test_enable_restore(void **state)
 		assert_file("events/sched/sched_process_exec/enable", "0");
 		assert_file("events/sched/sched_waking/enable", "1");
 	}
+}
+
+/* ------------------------------------------------------- on_enable */
+
+static char told[8][64];
+static int nr_told, refuse_at = -1;
+
+/* what the hook saw, and each event was still off when it was told */
+static int on_enable(void *ctx, const char *name)
+{
+	char path[128], *v;
+
+	assert_ptr_equal(ctx, &nr_told);
+	if (nr_told == refuse_at)
+		return 1;
+	assert_true(nr_told < 8);
+	snprintf(told[nr_told++], sizeof(told[0]), "%s", name);
+	snprintf(path, sizeof(path), "events/%s/enable", name);
+	*strchr(path + 7, ':') = '/';
+	v = file(path);
+	assert_string_equal(v, "0");
+	free(v);
+	return 0;
+}
+
+static void test_on_enable(void **state)
+{
+	static const struct tracemap_event_spec ev[] = {
+		{ "sched:sched_switch", NULL },
+		{ "sched:sched_wakeup", NULL },
+		{ "sched:sched_process_exec", NULL },
+	};
+	struct tracemap_stream_opts o = {
+		.sz = sizeof(o), .mode = TRACEMAP_MODE_CONSUME, .flags = TRACEMAP_STREAM_NO_SELF,
+		.on_event = on_event, .ctx = &nr_told, .events = ev, .nr_events = 3,
+		.on_enable = on_enable,
+	};
+
+	th_fixture_new(&fx, 256, 0);
+	/* on before: not told */
+	assert_int_equal(th_instance_write(fx.inst, "events/sched/sched_wakeup/enable", "1"), 0);
+	nr_told = 0;
+	refuse_at = -1;
+	stream = tracemap_stream_open(fx.inst, &o);
+	assert_non_null(stream);
+	/* sched_waking: the stream's own, to follow what its output causes */
+	assert_int_equal(nr_told, 3);
+	assert_string_equal(told[0], "sched:sched_switch");
+	assert_string_equal(told[1], "sched:sched_process_exec");
+	assert_string_equal(told[2], "sched:sched_waking");
+	tracemap_stream_close(stream);
+	stream = NULL;
+
+	/* refused at the second: the open fails, nothing left changed */
+	nr_told = 0;
+	refuse_at = 1;
+	stream = tracemap_stream_open(fx.inst, &o);
+	assert_null(stream);
+	assert_int_equal(errno, ECANCELED);
+	assert_file("events/sched/sched_switch/enable", "0");
+	assert_file("events/sched/sched_process_exec/enable", "0");
+	assert_file("events/sched/sched_waking/enable", "0");
+	assert_file("events/sched/sched_wakeup/enable", "1");
+	assert_file("set_event_notrace_pid", "");
 }
 
 static void test_bad_selections(void **state)
@@ -693,6 +758,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_enable_restore, teardown),
+		cmocka_unit_test_teardown(test_on_enable, teardown),
 		cmocka_unit_test_teardown(test_bad_selections, teardown),
 		cmocka_unit_test_teardown(test_fields_match_kernel_text, teardown),
 		cmocka_unit_test_teardown(test_arrays_and_dynamic_strings, teardown),

@@ -23,10 +23,15 @@ start() {
 	tm=$!
 	tl_bg $tm
 }
-started() { tl_wait 10 tl_file_is "$EN" 1 || { cat err.txt; tl_fail "the stream did not start"; }; }
+# started: both events on (sched_waking, the stream's own, comes last)
+WK=$idir/events/sched/sched_waking/enable
+started() {
+	{ tl_wait 10 tl_file_is "$EN" 1 && tl_wait 10 tl_file_is "$WK" 1; } ||
+		{ cat err.txt; tl_fail "the stream did not start"; }
+}
 # ended: the stream process is gone (or a zombie) within 10 s; rc is its status
 ended() {
-	tl_wait 10 sh -c "[ ! -e /proc/$tm ] || grep -q ') Z' /proc/$tm/stat" ||
+	tl_wait 10 sh -c "[ ! -e /proc/$tm ] || grep -qs ') Z' /proc/$tm/stat" ||
 		tl_fail "$1 did not end the stream within 10 s"
 	wait $tm
 	rc=$?
