@@ -208,6 +208,8 @@ struct tracemap_cpu_stats {
 	uint64_t own;			/* events a stream left out as its own or caused (NO_SELF) */
 	uint64_t gaps_possible;		/* snapshot, follow: gaps reported that may hide no loss */
 	uint64_t held;			/* taken from the kernel, not delivered yet */
+	uint64_t skipped;		/* read backend: events the kernel stepped past and
+					 * still counts unread (in lost too) */
 };
 
 /*
@@ -217,7 +219,10 @@ struct tracemap_cpu_stats {
  */
 TRACEMAP_API int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *st,
 				    size_t sz);
-/* kernel_entries - kernel_overrun - kernel_read: events not handed out yet (0 if negative) */
+/*
+ * kernel_entries - kernel_overrun - kernel_read - skipped: events not handed
+ * out yet (0 if negative)
+ */
 TRACEMAP_API uint64_t tracemap_cpu_stats_unread(const struct tracemap_cpu_stats *st);
 
 /* ----------------------------------------------------------------------

@@ -51,6 +51,8 @@ struct tm_consume {
 struct tm_readsrc {
 	unsigned char *buf;
 	unsigned int seq;
+	uint64_t skipped;	/* events the kernel skipped and still counts unread, reported */
+	uint64_t seen_entries;	/* its events written since the reset, as last seen */
 };
 
 struct tm_snap_page {
@@ -178,6 +180,8 @@ void tm_consume_walked(struct tracemap_cpu *c, unsigned int id, const struct tm_
 /* cpu-read.c */
 void tm_read_init(struct tracemap_cpu *c);
 int tm_read_region(struct tracemap_cpu *c, struct tracemap_region *r);
+/* Events the kernel stepped past that it still counts unread, reported lost so far */
+uint64_t tm_read_skipped(const struct tracemap_cpu *c);
 
 /* cpu-snapshot.c */
 /* Copy every sub-buffer and order them; the follow source starts after them. */

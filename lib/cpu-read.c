@@ -3,7 +3,14 @@
  * Consuming through read() of trace_pipe_raw, for a buffer that cannot be
  * mapped: one page copy per call, the kernel's counters from
  * per_cpu/cpuN/stats. Owns struct tm_readsrc.
+ *
+ * The kernel can step past events it still counts as unread (lib/README,
+ * "Kernel facts" 2): read() then never hands them out and returns 0 rather
+ * than EAGAIN for as long as the buffer lives. skipped_check() tells that
+ * state from a writer caught between counting and publishing an event and
+ * reports the skipped events as lost, with their count.
  */
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,21 +25,18 @@ void tm_read_init(struct tracemap_cpu *c)
 		k.kernel_overrun = k.kernel_read = 0;
 	c->loss.accounted = k.kernel_read ? k.kernel_overrun : 0;
 	c->loss.seen_read = k.kernel_read;
+	/* what the kernel counts unread now may still come: nothing is skipped yet */
+	c->rd.skipped = 0;
+	c->rd.seen_entries = k.kernel_entries;
 }
 
-int tm_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
+/* A page read() returned, @n bytes, as the region @r. */
+static int page_region(struct tracemap_cpu *c, struct tracemap_region *r, ssize_t n)
 {
 	unsigned char *page = c->rd.buf;
 	unsigned int size;
 	uint64_t commit;
-	ssize_t n;
 
-	n = read(c->fd, page, c->subbuf_size);
-	c->st.reads++;
-	if (n < 0)
-		return errno == EAGAIN ? 0 : tm_err(errno);
-	if (n == 0)
-		return 0;
 	if (n < TM_SUBBUF_HDR)
 		return tm_err(EPROTO);
 	memcpy(&commit, page + 8, sizeof(commit));
@@ -61,4 +65,116 @@ int tm_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	}
 	r->flags = TRACEMAP_REGION_COMPLETE;
 	return 1;
+}
+
+static uint64_t unread_of(const struct tracemap_cpu_stats *k)
+{
+	return k->kernel_entries - k->kernel_overrun - k->kernel_read;
+}
+
+static bool same_counters(const struct tracemap_cpu_stats *a, const struct tracemap_cpu_stats *b)
+{
+	return a->kernel_entries == b->kernel_entries && a->kernel_overrun == b->kernel_overrun &&
+	       a->kernel_read == b->kernel_read;
+}
+
+/*
+ * read() once more between two reads of the counters; returns what read()
+ * returned (errno set when negative), with -1 and errno 0 when it returned
+ * 0 but the counters changed around it or could not be read.
+ */
+static ssize_t read_between(struct tracemap_cpu *c, struct tracemap_cpu_stats *k)
+{
+	struct tracemap_cpu_stats k1;
+	ssize_t n;
+
+	if (tm_cpu_stats_file(c->stats_path, &k1))
+		goto unsure;
+	n = read(c->fd, c->rd.buf, c->subbuf_size);
+	c->st.reads++;
+	if (n)
+		return n;
+	if (tm_cpu_stats_file(c->stats_path, k) || !same_counters(&k1, k))
+		goto unsure;
+	return 0;
+unsure:
+	errno = 0;
+	return -1;
+}
+
+/*
+ * read() returned 0: the kernel counts events it has nothing of to hand
+ * out. Either a writer of this CPU counted an event and has not published
+ * it yet (it does both with preemption off, so this passes at once), or
+ * the kernel stepped past events that stay counted. When the state
+ * outlasts another read() with the counters unchanged around it, ask once
+ * more from that CPU itself: while this thread runs there, no writer of it
+ * is between counting and publishing, so read() returning 0 with the
+ * counters unchanged around it means that what they count unread is out of
+ * read()'s reach. What that adds to the count reported before is reported
+ * lost in @r (returns 1); a page read() returns meanwhile is handed out as
+ * usual. Returns 0 when nothing new was found or it cannot be told (this
+ * thread may not run on that CPU).
+ */
+static int skipped_check(struct tracemap_cpu *c, struct tracemap_region *r)
+{
+	struct tracemap_cpu_stats k;
+	cpu_set_t saved, on;
+	ssize_t n;
+	int e;
+
+	if (tm_cpu_stats_file(c->stats_path, &k))
+		return 0;
+	/* the counters went back: the buffer was reset, and what was skipped with it */
+	if (k.kernel_entries < c->rd.seen_entries || unread_of(&k) < c->rd.skipped)
+		c->rd.skipped = 0;
+	c->rd.seen_entries = k.kernel_entries;
+	if (unread_of(&k) <= c->rd.skipped)
+		return 0;
+
+	n = read_between(c, &k);
+	if (n == 0 && unread_of(&k) > c->rd.skipped && !sched_getaffinity(0, sizeof(saved), &saved)) {
+		CPU_ZERO(&on);
+		CPU_SET(c->cpu, &on);
+		if (!sched_setaffinity(0, sizeof(on), &on)) {
+			n = sched_getcpu() == c->cpu ? read_between(c, &k) : -1;
+			e = errno;
+			sched_setaffinity(0, sizeof(saved), &saved);
+			errno = e;
+			if (n == 0 && unread_of(&k) > c->rd.skipped) {
+				tm_region_init(c, r, c->rd.buf, c->rd.seq++);
+				r->subbuf = r->data = NULL;
+				r->lost = (long long)(unread_of(&k) - c->rd.skipped);
+				c->rd.skipped = unread_of(&k);
+				tm_log(TRACEMAP_LOG_WARN, "cpu%d: the kernel skipped %lld events it "
+				       "still counts as unread: reported lost (a kernel race of "
+				       "read() with the writer on the page it reads, see lib/README)",
+				       c->cpu, r->lost);
+				return 1;
+			}
+		}
+	}
+	if (n > 0)
+		return page_region(c, r, n);
+	if (n < 0 && errno && errno != EAGAIN)
+		return tm_err(errno);
+	return 0;
+}
+
+int tm_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
+{
+	ssize_t n;
+
+	n = read(c->fd, c->rd.buf, c->subbuf_size);
+	c->st.reads++;
+	if (n < 0)
+		return errno == EAGAIN ? 0 : tm_err(errno);
+	if (n == 0)
+		return skipped_check(c, r);
+	return page_region(c, r, n);
+}
+
+uint64_t tm_read_skipped(const struct tracemap_cpu *c)
+{
+	return c->rd.skipped;
 }

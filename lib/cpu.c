@@ -715,6 +715,8 @@ int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *
 	} else {
 		tm_cpu_stats_file(c->stats_path, &s);
 	}
+	if (c->backend == TRACEMAP_BACKEND_READ)
+		s.skipped = tm_read_skipped(c);
 	memcpy(st, &s, sz < sizeof(s) ? sz : sizeof(s));
 	return 0;
 }
@@ -723,14 +725,17 @@ int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *
  * tracemap_cpu_stats_unread - events the kernel holds that were not handed out
  * @st: statistics from tracemap_cpu_stats()
  *
- * Returns kernel_entries - kernel_overrun - kernel_read, or 0 when the
- * counters were taken across a reset and do not add up.
+ * Events the kernel skipped (@st->skipped) are not held any more: it counts
+ * them unread, but they were reported lost and nothing hands them out.
+ *
+ * Returns kernel_entries - kernel_overrun - kernel_read - skipped, or 0 when
+ * the counters were taken across a reset and do not add up.
  */
 uint64_t tracemap_cpu_stats_unread(const struct tracemap_cpu_stats *st)
 {
-	if (!st || st->kernel_entries < st->kernel_overrun + st->kernel_read)
+	if (!st || st->kernel_entries < st->kernel_overrun + st->kernel_read + st->skipped)
 		return 0;
-	return st->kernel_entries - st->kernel_overrun - st->kernel_read;
+	return st->kernel_entries - st->kernel_overrun - st->kernel_read - st->skipped;
 }
 
 void tm_cpu_count_wakeup(struct tracemap_cpu *c)
