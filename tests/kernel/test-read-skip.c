@@ -14,9 +14,9 @@
  * per call, the enter carrying seq, a few hundred nanoseconds apart, so
  * that a page fills while the reader on CPU 0 is in the kernel's window.
  * The kernel's race needs the reader's CPU to stall in a few instructions
- * (a VM's vCPU descheduled by the host); it shows in about 1 of 100 runs
- * here, so one run cannot prove it handled, and the test runs as many as
- * fit in its time, printing how many the kernel skipped in.
+ * (a VM's vCPU descheduled by the host); it showed in about 1 of 500 runs
+ * here, so a run cannot make it happen, and the test runs as many as fit
+ * in its time, printing how many the kernel skipped in.
  *
  * timeout: 120
  */
@@ -33,7 +33,7 @@
 #define TAG		"rs"
 #define CALLS		200000u		/* close() calls per run: 400,000 events */
 #define FD_BASE		1000000u
-#define RUN_SECONDS	40		/* runs start until then */
+#define RUN_SECONDS	30		/* runs start until then */
 #define MAX_RUNS	200
 
 static struct th_fixture fx = TH_FIXTURE(TAG);
