@@ -128,6 +128,9 @@ struct tracemap_cpu {
 	const unsigned char *subbufs;
 	/* per_cpu/cpuN/stats: the counters when the meta page does not have them */
 	char *stats_path;
+	/* tm_cpu_open_read_fd(): the counters of a stand-in (unit tests); NULL: the file */
+	int (*stats)(void *ctx, struct tracemap_cpu_stats *k);
+	void *stats_ctx;
 	/* tm_cpu_open_memory(): GET_READER of a synthetic mapping (fuzzing); NULL: ioctl */
 	int (*get_reader)(void *ctx);
 	void *get_reader_ctx;
@@ -152,6 +155,8 @@ static inline const unsigned char *tm_subbuf_at(const struct tracemap_cpu *c, un
 }
 
 /* cpu.c: what every source uses */
+/* The kernel's counters of the read() backend: per_cpu/cpuN/stats or the stand-in */
+int tm_cpu_kernel_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *k);
 void tm_region_init(const struct tracemap_cpu *c, struct tracemap_region *r,
 		    const unsigned char *sb, unsigned int id);
 long long tm_lost_add(long long a, long long b);

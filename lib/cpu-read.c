@@ -21,7 +21,7 @@ void tm_read_init(struct tracemap_cpu *c)
 {
 	struct tracemap_cpu_stats k = { 0 };
 
-	if (tm_cpu_stats_file(c->stats_path, &k))
+	if (tm_cpu_kernel_stats(c, &k))
 		k.kernel_overrun = k.kernel_read = 0;
 	c->loss.accounted = k.kernel_read ? k.kernel_overrun : 0;
 	c->loss.seen_read = k.kernel_read;
@@ -55,7 +55,7 @@ static int page_region(struct tracemap_cpu *c, struct tracemap_region *r, ssize_
 		struct tracemap_cpu_stats k = { .kernel_overrun = TM_OVERRUN_UNKNOWN };
 
 		/* a full page has no room for the count: the stats file has the counter */
-		if (r->lost == TRACEMAP_LOST_UNKNOWN && !tm_cpu_stats_file(c->stats_path, &k)) {
+		if (r->lost == TRACEMAP_LOST_UNKNOWN && !tm_cpu_kernel_stats(c, &k)) {
 			/* events read since the reset, this page's included: fewer means a reset */
 			if (k.kernel_read < c->loss.seen_read)
 				c->loss.accounted = 0;
@@ -88,13 +88,13 @@ static ssize_t read_between(struct tracemap_cpu *c, struct tracemap_cpu_stats *k
 	struct tracemap_cpu_stats k1;
 	ssize_t n;
 
-	if (tm_cpu_stats_file(c->stats_path, &k1))
+	if (tm_cpu_kernel_stats(c, &k1))
 		goto unsure;
 	n = read(c->fd, c->rd.buf, c->subbuf_size);
 	c->st.reads++;
 	if (n)
 		return n;
-	if (tm_cpu_stats_file(c->stats_path, k) || !same_counters(&k1, k))
+	if (tm_cpu_kernel_stats(c, k) || !same_counters(&k1, k))
 		goto unsure;
 	return 0;
 unsure:
@@ -123,7 +123,7 @@ static int skipped_check(struct tracemap_cpu *c, struct tracemap_region *r)
 	ssize_t n;
 	int e;
 
-	if (tm_cpu_stats_file(c->stats_path, &k))
+	if (tm_cpu_kernel_stats(c, &k))
 		return 0;
 	/* the counters went back: the buffer was reset, and what was skipped with it */
 	if (k.kernel_entries < c->rd.seen_entries || unread_of(&k) < c->rd.skipped)

@@ -292,6 +292,44 @@ struct tracemap_cpu *tm_cpu_open_memory(int cpu, enum tracemap_mode mode, const 
 	return c;
 }
 
+struct tracemap_cpu *tm_cpu_open_read_fd(int cpu, int fd, unsigned int subbuf_size,
+					 int (*stats)(void *ctx, struct tracemap_cpu_stats *k),
+					 void *ctx)
+{
+	struct tracemap_cpu *c;
+	int ret;
+
+	if (cpu < 0 || fd < 0 || subbuf_size < 64 || subbuf_size % 16 || !stats) {
+		tm_err(EINVAL);
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		tm_err(ENOMEM);
+		return NULL;
+	}
+	c->fd = fd;
+	c->cpu = cpu;
+	c->mode = TRACEMAP_MODE_CONSUME;
+	c->backend = TRACEMAP_BACKEND_READ;
+	c->subbuf_size = subbuf_size;
+	c->stats = stats;
+	c->stats_ctx = ctx;
+	c->stats_path = strdup("/nonexistent/tracemap-read-fd-reader/stats");
+	ret = c->stats_path ? -init_sources(c) : ENOMEM;
+	if (ret) {
+		tracemap_cpu_close(c);
+		errno = ret;
+		return NULL;
+	}
+	return c;
+}
+
+int tm_cpu_kernel_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *k)
+{
+	return c->stats ? c->stats(c->stats_ctx, k) : tm_cpu_stats_file(c->stats_path, k);
+}
+
 /**
  * tracemap_cpu_close - unmap and free a reader
  * @c: the reader; NULL is allowed
@@ -713,7 +751,7 @@ int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *
 		s.kernel_overrun = m.overrun;
 		s.kernel_read = m.nread;
 	} else {
-		tm_cpu_stats_file(c->stats_path, &s);
+		tm_cpu_kernel_stats(c, &s);
 	}
 	if (c->backend == TRACEMAP_BACKEND_READ)
 		s.skipped = tm_read_skipped(c);

@@ -365,6 +365,17 @@ struct tracemap_cpu *tm_cpu_open_memory(int cpu, enum tracemap_mode mode, const 
 					unsigned int nr_subbufs, int (*get_reader)(void *ctx),
 					void *ctx);
 /*
+ * A consuming reader of CPU @cpu with the read() backend over the caller's
+ * @fd (the unit tests' files standing in for trace_pipe_raw, @subbuf_size
+ * bytes a read()), its kernel counters from @stats (called with @ctx; sets
+ * the kernel_* fields only, returns 0 or -errno) instead of
+ * per_cpu/cpuN/stats. The reader owns @fd
+ * from then on: tracemap_cpu_close() closes it.
+ */
+struct tracemap_cpu *tm_cpu_open_read_fd(int cpu, int fd, unsigned int subbuf_size,
+					 int (*stats)(void *ctx, struct tracemap_cpu_stats *k),
+					 void *ctx);
+/*
  * A stream over @n readers opened by the caller (tm_cpu_open_memory(): the
  * fuzzer's merge), which it owns from then on: mode, flags and callbacks
  * from @o; no tracefs, no watermark, no wake-ups (consume it, never poll).

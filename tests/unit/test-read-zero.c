@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * The read() backend when read() returns 0, the kernel's "events counted,
+ * nothing to hand out" (tm_cpu_open_read_fd()): events the kernel skipped
+ * and counts unread for good (lib/README, "Kernel facts" 2) are reported
+ * lost once, with their count, and left out of tracemap_cpu_stats_unread();
+ * a writer caught between counting and publishing (counters that move) is
+ * not taken for a loss; a reset starts the count again; a thread that may
+ * not run on the buffer's CPU reports nothing. Before the check, read()
+ * returning 0 was "nothing now" and the skipped events went unreported.
+ *
+ * A regular file stands in for trace_pipe_raw (read() at its end returns
+ * 0; a page appended to it is what the next read() returns) and a callback
+ * for per_cpu/cpuN/stats that hands out the counters the test planned for
+ * each read of them, in order. No kernel needed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "sbuf-encode.h"
+#include "tracemap-local.h"
+
+#define SBS		256
+#define MAX_TEXTS	16	/* counters planned for one call */
+
+static char dir[64], file[96];
+
+/* The counters each read of them gets, in order; then -EIO */
+static struct {
+	struct tracemap_cpu_stats k[MAX_TEXTS];
+	unsigned int nr;
+	unsigned int served;
+	unsigned int extra;
+} srv;
+
+static int stats(void *ctx, struct tracemap_cpu_stats *k)
+{
+	if (srv.served == srv.nr) {
+		srv.extra++;
+		return -EIO;
+	}
+	k->kernel_entries = srv.k[srv.served].kernel_entries;
+	k->kernel_overrun = srv.k[srv.served].kernel_overrun;
+	k->kernel_read = srv.k[srv.served++].kernel_read;
+	return 0;
+}
+
+/* Counters as per_cpu/cpuN/stats counts them: entries there is @unread */
+static void plan(unsigned long unread, unsigned long overrun, unsigned long nread)
+{
+	assert_true(srv.nr < MAX_TEXTS);
+	srv.k[srv.nr++] = (struct tracemap_cpu_stats){ .kernel_entries = unread + overrun + nread,
+						       .kernel_overrun = overrun,
+						       .kernel_read = nread };
+}
+
+static void plan_times(unsigned int n, unsigned long unread, unsigned long nread)
+{
+	while (n--)
+		plan(unread, 0, nread);
+}
+
+/* What was planned was read, no more */
+static void start(void)
+{
+	srv.served = srv.extra = 0;
+}
+
+static void served_all(void)
+{
+	assert_int_equal(srv.served, srv.nr);
+	assert_int_equal(srv.extra, 0);
+	srv.nr = 0;
+}
+
+/* A reader of CPU @cpu over an empty file, the counters at (0 unread, @nread read) */
+static struct tracemap_cpu *open_reader(int cpu, unsigned long nread)
+{
+	struct tracemap_cpu *c;
+	int fd;
+
+	srv.nr = 0;
+	fd = open(file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	plan(0, 0, nread);		/* tm_read_init() */
+	start();
+	c = tm_cpu_open_read_fd(cpu, fd, SBS, stats, NULL);
+	assert_non_null(c);
+	served_all();
+	return c;
+}
+
+/* Append a page with one event at @ts to the file the reader reads */
+static void append_page(uint64_t ts)
+{
+	unsigned char page[SBS];
+	struct sbe e;
+	int fd;
+
+	assert_int_equal(sbe_init(&e, page, SBS, ts), 0);
+	assert_true(sbe_event(&e, ts, "seq=1", 6, 0) >= 0);
+	sbe_finish(&e, 0);
+	sbe_release(&e);
+	fd = open(file, O_WRONLY | O_APPEND | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, page, SBS), SBS);
+	close(fd);
+}
+
+static struct tracemap_cpu_stats stats_of(struct tracemap_cpu *c, unsigned long unread,
+					  unsigned long nread)
+{
+	struct tracemap_cpu_stats st;
+
+	plan(unread, 0, nread);
+	start();
+	assert_int_equal(tracemap_cpu_stats(c, &st, sizeof(st)), 0);
+	served_all();
+	return st;
+}
+
+static int next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
+{
+	int ret;
+
+	start();
+	ret = tracemap_cpu_next_event(c, ev);
+	served_all();
+	return ret;
+}
+
+/* Skipped events: reported once, with the next event, and not unread any more */
+static void test_skipped(void **state)
+{
+	struct tracemap_cpu *c = open_reader(0, 10);
+	struct tracemap_cpu_stats st;
+	struct tracemap_event ev;
+
+	/*
+	 * The first look, read() again between two looks, the same from CPU 0:
+	 * reported; the iterator reads on for an event, and the next look finds
+	 * the 4 told already.
+	 */
+	plan_times(6, 4, 10);
+	assert_int_equal(next_event(c, &ev), 0);
+	st = stats_of(c, 4, 10);
+	assert_int_equal(st.lost, 4);
+	assert_int_equal(st.skipped, 4);
+	assert_int_equal(st.kernel_entries, 14);
+	assert_int_equal(tracemap_cpu_stats_unread(&st), 0);
+
+	/* still 4: told already, one look */
+	plan_times(1, 4, 10);
+	assert_int_equal(next_event(c, &ev), 0);
+
+	/* the next event carries the loss */
+	append_page(1000);
+	assert_int_equal(next_event(c, &ev), 1);
+	assert_int_equal(ev.missed, 4);
+	assert_int_equal(ev.ts, 1000);
+	plan_times(1, 4, 11);
+	assert_int_equal(next_event(c, &ev), 0);
+
+	/* 2 more skipped later: only they are reported */
+	plan_times(6, 6, 11);
+	assert_int_equal(next_event(c, &ev), 0);
+	st = stats_of(c, 6, 11);
+	assert_int_equal(st.lost, 6);
+	assert_int_equal(st.skipped, 6);
+	assert_int_equal(tracemap_cpu_stats_unread(&st), 0);
+	tracemap_cpu_close(c);
+}
+
+/* Counters that move around read(): a writer between counting and publishing */
+static void test_writer_in_flight(void **state)
+{
+	struct tracemap_cpu *c = open_reader(0, 10);
+	struct tracemap_cpu_stats st;
+	struct tracemap_event ev;
+
+	/* off this CPU: the event is published between the looks */
+	plan(1, 0, 10);
+	plan(1, 0, 10);
+	plan(2, 0, 10);
+	assert_int_equal(next_event(c, &ev), 0);
+	/* from the CPU: a new event counted during the last look */
+	plan_times(3, 1, 10);
+	plan(1, 0, 10);
+	plan(2, 0, 10);
+	assert_int_equal(next_event(c, &ev), 0);
+	st = stats_of(c, 0, 12);
+	assert_int_equal(st.lost, 0);
+	assert_int_equal(st.skipped, 0);
+	/* the same when read events move: another consumer */
+	plan(1, 0, 12);
+	plan(1, 0, 12);
+	plan(0, 0, 13);
+	assert_int_equal(next_event(c, &ev), 0);
+	st = stats_of(c, 0, 13);
+	assert_int_equal(st.lost, 0);
+	tracemap_cpu_close(c);
+}
+
+/* A reset takes the skipped events with it; what is skipped after it is new */
+static void test_reset(void **state)
+{
+	struct tracemap_cpu *c = open_reader(0, 10);
+	struct tracemap_cpu_stats st;
+	struct tracemap_event ev;
+
+	plan_times(6, 4, 10);
+	assert_int_equal(next_event(c, &ev), 0);
+	/* echo > trace: every counter back to 0, then 3 written and skipped */
+	plan_times(1, 0, 0);
+	assert_int_equal(next_event(c, &ev), 0);
+	plan_times(6, 3, 0);
+	assert_int_equal(next_event(c, &ev), 0);
+	st = stats_of(c, 3, 0);
+	assert_int_equal(st.lost, 7);
+	assert_int_equal(st.skipped, 3);
+	assert_int_equal(tracemap_cpu_stats_unread(&st), 0);
+	tracemap_cpu_close(c);
+}
+
+/* A CPU this thread may not run on: nothing can be told, nothing is reported */
+static void test_other_cpu(void **state)
+{
+	struct tracemap_cpu *c = open_reader(CPU_SETSIZE - 1, 10);
+	struct tracemap_cpu_stats st;
+	struct tracemap_event ev;
+
+	plan_times(3, 4, 10);
+	assert_int_equal(next_event(c, &ev), 0);
+	st = stats_of(c, 4, 10);
+	assert_int_equal(st.lost, 0);
+	assert_int_equal(st.skipped, 0);
+	assert_int_equal(tracemap_cpu_stats_unread(&st), 4);
+	tracemap_cpu_close(c);
+}
+
+static int setup(void **state)
+{
+	snprintf(dir, sizeof(dir), "/tmp/tm-read-zero-%d", (int)getpid());
+	snprintf(file, sizeof(file), "%s/trace_pipe_raw", dir);
+	if (mkdir(dir, 0700))
+		return -1;
+	th_save_affinity();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	th_restore_affinity();
+	unlink(file);
+	rmdir(dir);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_skipped),
+		cmocka_unit_test(test_writer_in_flight),
+		cmocka_unit_test(test_reset),
+		cmocka_unit_test(test_other_cpu),
+	};
+
+	tracemap_set_print(NULL, NULL);
+	return cmocka_run_group_tests_name("read() returning 0", tests, setup, teardown);
+}
