@@ -251,55 +251,17 @@ fail:
 	return NULL;
 }
 
-struct tracemap_cpu *tm_cpu_open_memory(int cpu, enum tracemap_mode mode, const void *meta,
-					const void *subbufs, unsigned int subbuf_size,
-					unsigned int nr_subbufs, int (*get_reader)(void *ctx),
-					void *ctx)
+/*
+ * A stand-in reader the caller fills in; NULL with errno EINVAL unless
+ * @args_ok and the common arguments are, ENOMEM when out of memory.
+ */
+static struct tracemap_cpu *reader_alloc(bool args_ok, int cpu, enum tracemap_mode mode,
+					 enum tracemap_backend backend, int fd,
+					 unsigned int subbuf_size)
 {
 	struct tracemap_cpu *c;
-	int ret;
 
-	if (cpu < 0 || mode > TRACEMAP_MODE_FOLLOW || subbuf_size < 64 || subbuf_size % 16 ||
-	    nr_subbufs < 2) {
-		tm_err(EINVAL);
-		return NULL;
-	}
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		tm_err(ENOMEM);
-		return NULL;
-	}
-	c->fd = -1;
-	c->cpu = cpu;
-	c->mode = mode;
-	c->backend = TRACEMAP_BACKEND_MMAP;
-	c->consume.id = TM_NO_ID;
-	c->follow.cur.id = TM_NO_ID;
-	c->meta = meta;
-	c->subbufs = subbufs;
-	c->subbuf_size = subbuf_size;
-	c->nr_subbufs = nr_subbufs;
-	c->get_reader = get_reader;
-	c->get_reader_ctx = ctx;
-	/* no per_cpu/cpuN/stats: the counters come from the meta page alone */
-	c->stats_path = strdup("/nonexistent/tracemap-memory-reader/stats");
-	ret = c->stats_path ? -init_sources(c) : ENOMEM;
-	if (ret) {
-		tracemap_cpu_close(c);
-		errno = ret;
-		return NULL;
-	}
-	return c;
-}
-
-struct tracemap_cpu *tm_cpu_open_read_fd(int cpu, int fd, unsigned int subbuf_size,
-					 int (*stats)(void *ctx, struct tracemap_cpu_stats *k),
-					 void *ctx)
-{
-	struct tracemap_cpu *c;
-	int ret;
-
-	if (cpu < 0 || fd < 0 || subbuf_size < 64 || subbuf_size % 16 || !stats) {
+	if (!args_ok || cpu < 0 || subbuf_size < 64 || subbuf_size % 16) {
 		tm_err(EINVAL);
 		return NULL;
 	}
@@ -310,12 +272,20 @@ struct tracemap_cpu *tm_cpu_open_read_fd(int cpu, int fd, unsigned int subbuf_si
 	}
 	c->fd = fd;
 	c->cpu = cpu;
-	c->mode = TRACEMAP_MODE_CONSUME;
-	c->backend = TRACEMAP_BACKEND_READ;
+	c->mode = mode;
+	c->backend = backend;
 	c->subbuf_size = subbuf_size;
-	c->stats = stats;
-	c->stats_ctx = ctx;
-	c->stats_path = strdup("/nonexistent/tracemap-read-fd-reader/stats");
+	c->consume.id = TM_NO_ID;
+	c->follow.cur.id = TM_NO_ID;
+	return c;
+}
+
+/* Finish a stand-in reader of reader_alloc(): no per_cpu/cpuN/stats behind it */
+static struct tracemap_cpu *stand_in_ready(struct tracemap_cpu *c)
+{
+	int ret;
+
+	c->stats_path = strdup("/nonexistent/tracemap-stand-in-reader/stats");
 	ret = c->stats_path ? -init_sources(c) : ENOMEM;
 	if (ret) {
 		tracemap_cpu_close(c);
@@ -323,6 +293,41 @@ struct tracemap_cpu *tm_cpu_open_read_fd(int cpu, int fd, unsigned int subbuf_si
 		return NULL;
 	}
 	return c;
+}
+
+struct tracemap_cpu *tm_cpu_open_memory(int cpu, enum tracemap_mode mode, const void *meta,
+					const void *subbufs, unsigned int subbuf_size,
+					unsigned int nr_subbufs, int (*get_reader)(void *ctx),
+					void *ctx)
+{
+	struct tracemap_cpu *c;
+
+	c = reader_alloc(mode <= TRACEMAP_MODE_FOLLOW && nr_subbufs >= 2, cpu, mode,
+			 TRACEMAP_BACKEND_MMAP, -1, subbuf_size);
+	if (!c)
+		return NULL;
+	c->meta = meta;
+	c->subbufs = subbufs;
+	c->nr_subbufs = nr_subbufs;
+	c->get_reader = get_reader;
+	c->get_reader_ctx = ctx;
+	/* the counters come from the meta page alone */
+	return stand_in_ready(c);
+}
+
+struct tracemap_cpu *tm_cpu_open_read_fd(int cpu, int fd, unsigned int subbuf_size,
+					 int (*stats)(void *ctx, struct tracemap_cpu_stats *k),
+					 void *ctx)
+{
+	struct tracemap_cpu *c;
+
+	c = reader_alloc(fd >= 0 && stats, cpu, TRACEMAP_MODE_CONSUME, TRACEMAP_BACKEND_READ, fd,
+			 subbuf_size);
+	if (!c)
+		return NULL;
+	c->stats = stats;
+	c->stats_ctx = ctx;
+	return stand_in_ready(c);
 }
 
 int tm_cpu_kernel_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *k)

@@ -136,25 +136,34 @@ static int next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
 	return ret;
 }
 
+/*
+ * A call that finds @unread events out of reach (@nread read): the first
+ * look, read() again between two looks, the same from the reader's CPU,
+ * reported; the iterator reads on for an event and the next look finds
+ * them told. Then the statistics say @lost and @skipped in all.
+ */
+static void skip_reported(struct tracemap_cpu *c, unsigned long unread, unsigned long nread,
+			  uint64_t lost, uint64_t skipped)
+{
+	struct tracemap_cpu_stats st;
+	struct tracemap_event ev;
+
+	plan_times(6, unread, nread);
+	assert_int_equal(next_event(c, &ev), 0);
+	st = stats_of(c, unread, nread);
+	assert_int_equal(st.lost, lost);
+	assert_int_equal(st.skipped, skipped);
+	assert_int_equal(st.kernel_entries, unread + nread);
+	assert_int_equal(tracemap_cpu_stats_unread(&st), 0);
+}
+
 /* Skipped events: reported once, with the next event, and not unread any more */
 static void test_skipped(void **state)
 {
 	struct tracemap_cpu *c = open_reader(0, 10);
-	struct tracemap_cpu_stats st;
 	struct tracemap_event ev;
 
-	/*
-	 * The first look, read() again between two looks, the same from CPU 0:
-	 * reported; the iterator reads on for an event, and the next look finds
-	 * the 4 told already.
-	 */
-	plan_times(6, 4, 10);
-	assert_int_equal(next_event(c, &ev), 0);
-	st = stats_of(c, 4, 10);
-	assert_int_equal(st.lost, 4);
-	assert_int_equal(st.skipped, 4);
-	assert_int_equal(st.kernel_entries, 14);
-	assert_int_equal(tracemap_cpu_stats_unread(&st), 0);
+	skip_reported(c, 4, 10, 4, 4);
 
 	/* still 4: told already, one look */
 	plan_times(1, 4, 10);
@@ -169,12 +178,7 @@ static void test_skipped(void **state)
 	assert_int_equal(next_event(c, &ev), 0);
 
 	/* 2 more skipped later: only they are reported */
-	plan_times(6, 6, 11);
-	assert_int_equal(next_event(c, &ev), 0);
-	st = stats_of(c, 6, 11);
-	assert_int_equal(st.lost, 6);
-	assert_int_equal(st.skipped, 6);
-	assert_int_equal(tracemap_cpu_stats_unread(&st), 0);
+	skip_reported(c, 6, 11, 6, 6);
 	tracemap_cpu_close(c);
 }
 
@@ -212,20 +216,13 @@ static void test_writer_in_flight(void **state)
 static void test_reset(void **state)
 {
 	struct tracemap_cpu *c = open_reader(0, 10);
-	struct tracemap_cpu_stats st;
 	struct tracemap_event ev;
 
-	plan_times(6, 4, 10);
-	assert_int_equal(next_event(c, &ev), 0);
+	skip_reported(c, 4, 10, 4, 4);
 	/* echo > trace: every counter back to 0, then 3 written and skipped */
 	plan_times(1, 0, 0);
 	assert_int_equal(next_event(c, &ev), 0);
-	plan_times(6, 3, 0);
-	assert_int_equal(next_event(c, &ev), 0);
-	st = stats_of(c, 3, 0);
-	assert_int_equal(st.lost, 7);
-	assert_int_equal(st.skipped, 3);
-	assert_int_equal(tracemap_cpu_stats_unread(&st), 0);
+	skip_reported(c, 3, 0, 7, 3);
 	tracemap_cpu_close(c);
 }
 
