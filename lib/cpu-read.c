@@ -146,10 +146,11 @@ static int skipped_check(struct tracemap_cpu *c, struct tracemap_region *r)
 				r->subbuf = r->data = NULL;
 				r->lost = (long long)(unread_of(&k) - c->rd.skipped);
 				c->rd.skipped = unread_of(&k);
-				tm_log(TRACEMAP_LOG_WARN, "cpu%d: the kernel skipped %lld events it "
-				       "still counts as unread: reported lost (a kernel race of "
-				       "read() with the writer on the page it reads, see lib/README)",
-				       c->cpu, r->lost);
+				tm_log(TRACEMAP_LOG_WARN, "cpu%d: the kernel's read() path skipped %lld "
+				       "events that it still counts as unread (a kernel race while "
+				       "the reader keeps up with the writer): reported lost; the "
+				       "mapping backend is far less exposed (libtracemap-cpu(3), "
+				       "skipped)", c->cpu, r->lost);
 				return 1;
 			}
 		}
