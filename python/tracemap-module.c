@@ -1364,6 +1364,7 @@ static PyObject *stream_stats(StreamObject *st, PyObject *unused)
 		STAT(events), STAT(bytes), STAT(lost), STAT(lost_unknown), STAT(corrupt),
 		STAT(pages), STAT(get_reader), STAT(reads), STAT(wakeups), STAT(kernel_entries),
 		STAT(kernel_overrun), STAT(kernel_read), STAT(late), STAT(stolen), STAT(own),
+		STAT(skipped),
 	};
 	struct tracemap_cpu_stats cs;
 	struct tracemap_cpu *c;
@@ -1480,7 +1481,8 @@ static PyMethodDef stream_methods[] = {
 	  "counts), lost_unknown (gaps without a count), corrupt, pages,\n"
 	  "get_reader, reads, wakeups, kernel_entries, kernel_overrun,\n"
 	  "kernel_read, late, stolen (taken by another consumer), own (left\n"
-	  "out by self-filtering)." },
+	  "out by self-filtering), skipped (read() backend: events the kernel\n"
+	  "stepped past, included in lost)." },
 	{ "restore_events", (PyCFunction)stream_restore_events, METH_NOARGS,
 	  "restore_events()\n\n"
 	  "Put back the events, filters and pids the stream set up, and keep\n"

@@ -137,6 +137,7 @@ def test_callback_exactly_once():
         assert sorted(stats) == s.cpus
         assert sum(c["events"] for c in stats.values()) == n
         assert sum(c["lost"] + c["lost_unknown"] for c in stats.values()) == 0
+        assert sum(c["skipped"] for c in stats.values()) == 0
         name = s.instance
     assert sorted(seqs) == list(range(n))
     assert seqs == sorted(seqs), "ordered stream delivered out of time order"
