@@ -17,11 +17,12 @@
  *    another CPU's wakeup alike, against 0.2 us for a syscall. The
  *    interval sets both the rounds per second and the latency while events
  *    flow (write to delivery: up to the interval, plus the sleep's timer
- *    slack of about 60 us, plus the round). Measured at 100k events/s
- *    (bench lib-ll, medians of 3, other work on both CPUs): 200 us before
- *    this policy 389-465 ns per event, p50 230 us; 300 us 293-413 ns, p50
- *    350 us; 400 us 295-339 ns, p50 460 us. 300 us leaves the p99 room
- *    under 1 ms on a quiet machine.
+ *    slack of about 60 us, plus the round). Measured with bench lib-ll at
+ *    100k events/s, this policy at 300 us against the 200 us before it:
+ *    58 alternating runs under other work, medians, 654 -> 526 ns per
+ *    event, p50 240 -> 340 us; the few runs on a quiet machine 955-1123 ->
+ *    713-811 ns, p99 560-820 -> 800 us. 400 us saved little more (three
+ *    runs) and put the p50 at 460 us.
  *
  *  - empty-wakeup back-off: a wakeup is expected to bring data. After
  *    TM_EMPTY_WAKES in a row that did not (an event the kernel counts but
