@@ -308,7 +308,7 @@ struct tm_wake {
 	unsigned int empty;	/* wakeups in a row that brought nothing */
 };
 
-#define TM_MIN_ROUND_NS		200000		/* at most 5000 rounds a second */
+#define TM_MIN_ROUND_NS		300000		/* at most 3333 rounds a second */
 #define TM_EMPTY_WAKES		3		/* empty wakeups before backing off */
 #define TM_BACKOFF_NS		1000000		/* the back-off pause */
 

@@ -4,11 +4,25 @@
  * consume, next_event) and for a single reader's tracemap_cpu_wait():
  *
  *  - round moderation: at watermark 0 the kernel wakes a reader for every
- *    event, and a round started at once delivers one to three of them for
- *    a GET_READER, an epoll_wait and a wakeup each. At most one round
- *    starts every TM_MIN_ROUND_NS: letting events gather that long costs at
- *    most that much latency and a fraction of the CPU per event. A round
- *    that starts later than that after the previous one does not wait.
+ *    event, and a round started at once would deliver one to three of them
+ *    for a GET_READER, a sleep and a wakeup each. At most one round starts
+ *    every TM_MIN_ROUND_NS: letting events gather that long costs at most
+ *    that much latency and a fraction of the CPU per event. A round that
+ *    starts later than that after the previous one does not wait. While
+ *    events flow, the stream does not wait for the kernel's wakeup between
+ *    rounds at all (stream.c, round_waits()): it sleeps here until the next
+ *    round may start and looks at the mapping. So every round costs one
+ *    sleep, and a sleep is what a round costs most on the 2-vCPU VM of this
+ *    project: 12 to 20 us of CPU time per sleep and wakeup, timer or
+ *    another CPU's wakeup alike, against 0.2 us for a syscall. The
+ *    interval sets both the rounds per second and the latency while events
+ *    flow (write to delivery: up to the interval, plus the sleep's timer
+ *    slack of about 60 us, plus the round). Measured with bench lib-ll at
+ *    100k events/s, this policy at 300 us against the 200 us before it:
+ *    58 alternating runs under other work, medians, 654 -> 526 ns per
+ *    event, p50 240 -> 340 us; the few runs on a quiet machine 955-1123 ->
+ *    713-811 ns, p99 560-820 -> 800 us. 400 us saved little more (three
+ *    runs) and put the p50 at 460 us.
  *
  *  - empty-wakeup back-off: a wakeup is expected to bring data. After
  *    TM_EMPTY_WAKES in a row that did not (an event the kernel counts but

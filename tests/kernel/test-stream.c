@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -838,6 +839,10 @@ static void test_epoll_fd(void **state)
 	write_markers_on(0, 0, 3);
 	assert_int_equal(epoll_wait(ep, &e, 1, 1000), 1);
 	assert_int_equal(tracemap_stream_consume(stream), 3);
+	/* at watermark 0 a round that delivered looks once more, without a wakeup */
+	assert_int_equal(epoll_wait(ep, &e, 1, 0), 1);
+	assert_int_equal(tracemap_stream_consume(stream), 0);
+	/* that round found nothing: only the kernel's wakeup makes it readable */
 	assert_int_equal(epoll_wait(ep, &e, 1, 100), 0);
 	close(ep);
 	assert_exactly_once(3);
@@ -845,7 +850,7 @@ static void test_epoll_fd(void **state)
 
 /*
  * The wake-up policy on the consume path (the epoll fd's): at watermark 0
- * a round starts at most 200 us after the previous one, and after three
+ * a round starts at most 300 us after the previous one, and after three
  * wakeups that delivered nothing the next round pauses 1 ms first. With
  * TRACEMAP_STREAM_BUSY_POLL no call sleeps.
  */
@@ -860,7 +865,7 @@ static void test_wake_policy(void **state)
 	assert_int_equal(tracemap_stream_consume(stream), 0);
 	assert_int_equal(tracemap_stream_consume(stream), 0);
 	dt = th_now_ns() - t0;
-	if (dt < 200000)
+	if (dt < 300000)
 		fail_msg("two rounds within %llu ns: not moderated", (unsigned long long)dt);
 	/* the third empty wakeup; the fourth call backs off */
 	assert_int_equal(tracemap_stream_consume(stream), 0);
@@ -887,6 +892,53 @@ static void test_wake_policy(void **state)
 	write_markers_on(0, 1, 1);
 	assert_int_equal(tracemap_stream_consume(stream), 1);
 	assert_exactly_once(2);
+}
+
+/*
+ * While events flow at watermark 0 the rounds follow each other one
+ * moderation interval (300 us) apart, and the stream sleeps once between
+ * two of them, not twice (a wait for the kernel's wakeup for the next
+ * event, then the rest of the interval): a marker every 100 us for 0.2 s
+ * goes out exactly once in at most one round per 300 us of the run, with
+ * about one voluntary context switch of the reading thread per round.
+ */
+static void test_wake_flow(void **state)
+{
+	struct paced_arg a = { .count = 2000, .period_us = 100 };
+	struct tracemap_cpu_stats st;
+	uint64_t t0, dt, rounds = 0;
+	struct rusage r0, r1;
+	long sleeps;
+	pthread_t t;
+	int i;
+
+	require_two_cpus();
+	new_instance(1024);
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	th_pin(1);
+	t0 = th_now_ns();
+	assert_int_equal(getrusage(RUSAGE_THREAD, &r0), 0);
+	assert_int_equal(pthread_create(&t, NULL, paced_writer, &a), 0);
+	poll_until(a.count, 2000);
+	assert_int_equal(getrusage(RUSAGE_THREAD, &r1), 0);
+	dt = th_now_ns() - t0;
+	pthread_join(t, NULL);
+	assert_int_equal(a.err, 0);
+	assert_exactly_once(a.count);
+	for (i = 0; i < tracemap_stream_nr_cpus(stream); i++) {
+		stream_stats(i, &st);
+		rounds += st.wakeups;
+	}
+	sleeps = r1.ru_nvcsw - r0.ru_nvcsw;
+	printf("# %u markers in %.1f ms: %llu rounds, %ld sleeps\n", a.count, dt / 1e6,
+	       (unsigned long long)rounds, sleeps);
+	if (rounds > dt / 300000 + 1)
+		fail_msg("%llu rounds in %llu ns: closer than 300 us", (unsigned long long)rounds,
+			 (unsigned long long)dt);
+	/* the first round and the pthread_create() may add a few */
+	if ((uint64_t)sleeps > rounds + rounds / 4 + 10)
+		fail_msg("%ld sleeps for %llu rounds: the stream waited for the kernel between "
+			 "rounds", sleeps, (unsigned long long)rounds);
 }
 
 static void test_pull(void **state)
@@ -1125,6 +1177,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_snapshot, teardown),
 		cmocka_unit_test_teardown(test_epoll_fd, teardown),
 		cmocka_unit_test_teardown(test_wake_policy, teardown),
+		cmocka_unit_test_teardown(test_wake_flow, teardown),
 		cmocka_unit_test_teardown(test_pull, teardown),
 		cmocka_unit_test_teardown(test_callback_stop, teardown),
 		cmocka_unit_test_teardown(test_stop_accounting, teardown),
