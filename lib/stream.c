@@ -95,6 +95,7 @@ struct tracemap_stream {
 	bool ticked;			/* the tick fired since the last round began ... */
 	bool round_ticked;		/* ... and before this one: stall_waits() */
 	bool round_delivered;		/* next_event() returned an event in this round */
+	unsigned int round_events;	/* how many: the wake-up policy's measure */
 
 	char *percent_path;
 	int old_percent;		/* buffer_percent to restore, -1: untouched */
@@ -399,6 +400,7 @@ static void new_round(struct tracemap_stream *s)
 	s->round_ticked = s->ticked;
 	s->ticked = false;
 	s->round_delivered = false;
+	s->round_events = 0;
 	for (i = 0; i < s->nr; i++) {
 		s->cpus[i].round_regions = 0;
 		s->cpus[i].chased = false;
@@ -1088,6 +1090,7 @@ static int run_round(struct tracemap_stream *s)
 	}
 	if (n)
 		tm_wake_data(&s->wake);
+	tm_wake_round(&s->wake, (unsigned int)n);
 	if (ret < 0)
 		return ret;
 	s->drained = round_waits(s, n > 0);
@@ -1244,6 +1247,7 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 			if (*s->observe)
 				tm_decode_observe(s->decode, &sc->ev);
 			s->round_delivered = true;
+			s->round_events++;
 			*ev = sc->ev;
 			return 1;
 		}
@@ -1252,6 +1256,7 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 			if (ret <= 0)
 				return ret;
 		}
+		tm_wake_round(&s->wake, s->round_events);
 		pace(s, deadline);
 		new_round(s);
 	}

@@ -305,15 +305,20 @@ struct tracemap_dump *tm_dump_from_readers(struct tracemap_cpu **readers, int n,
 /* The one wake-up policy (wake.c): state of one waiter. */
 struct tm_wake {
 	uint64_t round_ns;	/* start of the last moderated round (CLOCK_MONOTONIC) */
+	uint64_t interval_ns;	/* between round starts now; 0: TM_MIN_ROUND_NS */
 	unsigned int empty;	/* wakeups in a row that brought nothing */
 };
 
 #define TM_MIN_ROUND_NS		300000		/* at most 3333 rounds a second */
+#define TM_MAX_ROUND_NS		2000000		/* a busy stream: at least 500 a second */
+#define TM_BUSY_ROUND		16		/* events in a round that make it busy */
 #define TM_EMPTY_WAKES		3		/* empty wakeups before backing off */
 #define TM_BACKOFF_NS		1000000		/* the back-off pause */
 
-/* Sleep until TM_MIN_ROUND_NS after the last round started, at most until @deadline. */
+/* Sleep until the interval after the last round started, at most until @deadline. */
 void tm_wake_moderate(struct tm_wake *w, uint64_t deadline);
+/* A moderated round delivered @events: the next interval, longer while rounds are busy. */
+void tm_wake_round(struct tm_wake *w, unsigned int events);
 /* Whether the next wait should pause TM_BACKOFF_NS instead of trusting the descriptor. */
 bool tm_wake_backoff(struct tm_wake *w);
 void tm_wake_pause(void);

@@ -941,6 +941,55 @@ static void test_wake_flow(void **state)
 			 "rounds", sleeps, (unsigned long long)rounds);
 }
 
+/*
+ * A busy stream at watermark 0 (markers at 200k/s for 0.2 s): rounds that
+ * deliver many events space the next ones out, up to 2 ms (wake.c), so
+ * that a sleep per round is shared by hundreds of events; exactly once all
+ * the same. Then a lone marker: the spacing is back to the shortest, it
+ * comes within a few milliseconds.
+ */
+static void test_wake_busy(void **state)
+{
+	struct paced_arg a = { .count = 40000, .period_us = 5 };
+	struct tracemap_cpu_stats st;
+	uint64_t t0, dt, rounds = 0;
+	pthread_t t;
+	int i;
+
+	require_two_cpus();
+	new_instance(4096);
+	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
+	th_pin(1);
+	t0 = th_now_ns();
+	assert_int_equal(pthread_create(&t, NULL, paced_writer, &a), 0);
+	poll_until(a.count, 5000);
+	dt = th_now_ns() - t0;
+	pthread_join(t, NULL);
+	assert_int_equal(a.err, 0);
+	assert_exactly_once(a.count);
+	for (i = 0; i < tracemap_stream_nr_cpus(stream); i++) {
+		stream_stats(i, &st);
+		rounds += st.wakeups;
+	}
+	printf("# %u markers in %.1f ms: %llu rounds\n", a.count, dt / 1e6,
+	       (unsigned long long)rounds);
+	/* 300 us apart would be dt / 300 us; busy rounds are up to 2 ms apart */
+	if (rounds > dt / 1000000 + 10)
+		fail_msg("%llu rounds in %llu ns: a busy stream's rounds were not spaced out",
+			 (unsigned long long)rounds, (unsigned long long)dt);
+
+	/* quiet again: a few empty rounds, then one marker comes soon */
+	for (i = 0; i < 5; i++)
+		assert_true(tracemap_stream_poll(stream, 2) >= 0);
+	t0 = th_now_ns();
+	assert_int_equal(th_write_marker(fx.marker, a.count), 0);
+	poll_until(a.count + 1, 1000);
+	dt = th_now_ns() - t0;
+	printf("# a lone marker after the burst: %.2f ms\n", dt / 1e6);
+	if (dt > 20 * 1000000ULL)
+		fail_msg("a lone marker after a burst took %.1f ms", dt / 1e6);
+}
+
 static void test_pull(void **state)
 {
 	struct tracemap_event ev;
@@ -1178,6 +1227,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_epoll_fd, teardown),
 		cmocka_unit_test_teardown(test_wake_policy, teardown),
 		cmocka_unit_test_teardown(test_wake_flow, teardown),
+		cmocka_unit_test_teardown(test_wake_busy, teardown),
 		cmocka_unit_test_teardown(test_pull, teardown),
 		cmocka_unit_test_teardown(test_callback_stop, teardown),
 		cmocka_unit_test_teardown(test_stop_accounting, teardown),
