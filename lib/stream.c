@@ -301,7 +301,8 @@ static void kick(struct tracemap_stream *s)
 	uint64_t one = 1;
 
 	s->kicked = true;
-	if (write(s->kickfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+	/* a stream of readers opened by the caller (tm_stream_open_readers()) has no fd */
+	if (s->kickfd >= 0 && write(s->kickfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		tm_log(TRACEMAP_LOG_WARN, "stream: eventfd write: %s", strerror(errno));
 }
 
@@ -316,7 +317,7 @@ static void clear_wakeups(struct tracemap_stream *s)
 		tm_log(TRACEMAP_LOG_WARN, "stream: timerfd read: %s", strerror(errno));
 	if (s->kicked) {
 		s->kicked = false;
-		if (read(s->kickfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		if (s->kickfd >= 0 && read(s->kickfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 			tm_log(TRACEMAP_LOG_WARN, "stream: eventfd read: %s", strerror(errno));
 	}
 }
