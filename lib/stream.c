@@ -1005,29 +1005,59 @@ static inline int deliver(struct tracemap_stream *s, struct scpu *sc)
  * its region goes out in one loop while it stays older than every other
  * pending event (s->run_limit). The region was fetched before the other
  * CPUs were last found empty, so nothing they hold can be older; no merge
- * bookkeeping and no call into the kernel per event. Returns the events
- * delivered (the first event at or past the limit stays pending), or < 0
- * from the callbacks.
+ * bookkeeping and no call into the kernel per event: the loop walks the
+ * reader's region itself (tm_cpu_region_walk()), no event in it carries a
+ * loss (the region's first went out through deliver()) or is held, and the
+ * records taken are counted once at the end. Returns the events delivered
+ * (the first event at or past the limit stays pending), or < 0 from the
+ * callbacks.
  */
 static int run_region(struct tracemap_stream *s, struct scpu *sc)
 {
-	uint64_t limit = s->run_limit;
-	int n = 0, ret;
+	struct tm_walk *w = tm_cpu_region_walk(sc->c);
+	uint64_t limit = s->run_limit, last = s->last_ts;
+	tracemap_event_fn on_event = s->on_event;
+	struct tracemap_event *ev = &sc->ev;
+	unsigned int taken = 0, own = 0;
+	bool pending = false;
+	struct tm_rec rec;
+	int ret = 0;
 
-	while (tm_cpu_next_in_region(sc->c, &sc->ev) > 0) {
-		if (sc->ev.ts >= limit) {
-			/* the merge decides; its region is unchanged */
-			keep(s, sc);
-			s->run = NULL;
+	if (!w)
+		return 0;
+	while (tm_walk_next(w, &rec) > 0) {
+		tm_event_from_rec(ev, &rec, sc->cpu, 0);
+		taken++;
+		if (rec.ts >= limit) {
+			pending = true;
 			break;
 		}
-		ret = deliver(s, sc);
-		if (ret < 0)
-			return ret;
-		if (n < INT_MAX)
-			n += ret;
+		if (rec.ts < last)
+			tm_cpu_count_late(sc->c);
+		else
+			last = rec.ts;
+		if (s->self && own_event(s, sc)) {
+			own++;
+			continue;
+		}
+		if (*s->observe)
+			tm_decode_observe(s->decode, ev);
+		if (on_event) {
+			ret = on_event(s->ctx, ev);
+			if (ret < 0)
+				break;
+		}
 	}
-	return n;
+	/* a record the walk stopped at (the end, a corrupt one) is the reader's again */
+	tm_cpu_walked(sc->c, taken);
+	s->last_ts = last;
+	if (pending) {
+		/* the merge decides; its region is unchanged */
+		keep(s, sc);
+		s->run = NULL;
+	}
+	/* at most a sub-buffer's records: no overflow */
+	return ret < 0 ? ret : (int)(taken - own - pending);
 }
 
 /* One round: deliver everything that can go out now, within the budget. */

@@ -94,6 +94,18 @@ static inline int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
 	return tm_walk_next_slow(w, rec);
 }
 
+/* The record @rec of CPU @cpu as an event, @missed events lost before it. */
+static inline void tm_event_from_rec(struct tracemap_event *ev, const struct tm_rec *rec, int cpu,
+				     long long missed)
+{
+	ev->ts = rec->ts;
+	ev->data = rec->payload;
+	ev->size = rec->size;
+	ev->offset = rec->off;
+	ev->cpu = cpu;
+	ev->missed = missed;
+}
+
 /* Walk to @to without delivering; returns 0 or -EBADMSG. */
 int tm_walk_skip(struct tm_walk *w, unsigned int to);
 
@@ -387,8 +399,14 @@ uint64_t tm_cpu_regions(const struct tracemap_cpu *c);
 unsigned int tm_cpu_region_id(const struct tracemap_cpu *c);
 /* tracemap_cpu_next_event() still has bytes of its current region to walk: no call into the kernel. */
 bool tm_cpu_region_left(const struct tracemap_cpu *c);
-/* The next event of that region only: 1, or 0 at its end (no call into the kernel) */
-int tm_cpu_next_in_region(struct tracemap_cpu *c, struct tracemap_event *ev);
+/*
+ * The walk of that region, lent (NULL: none): the caller walks it on with
+ * tm_walk_next(), makes events of the records with tm_event_from_rec()
+ * (missed 0: a loss went out with the region's first event) and counts
+ * them with tm_cpu_walked(), as tracemap_cpu_next_event() would have.
+ */
+struct tm_walk *tm_cpu_region_walk(struct tracemap_cpu *c);
+void tm_cpu_walked(struct tracemap_cpu *c, unsigned int n);
 /* Events the kernel holds beyond what it handed out, from the meta page (0 without one). */
 uint64_t tm_cpu_backlog(const struct tracemap_cpu *c);
 
