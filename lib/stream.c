@@ -1106,6 +1106,12 @@ static int wait_until(struct tracemap_stream *s, uint64_t deadline)
 	int timeout = -1, ret;
 	uint64_t now;
 
+	/*
+	 * A stream of readers opened by the caller (tm_stream_open_readers())
+	 * has nothing to wait on: it looks again at once, as if woken.
+	 */
+	if (s->epfd < 0)
+		return 1;
 	if (deadline != UINT64_MAX) {
 		now = tm_now_ns();
 		timeout = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);

@@ -379,7 +379,8 @@ struct tracemap_cpu *tm_cpu_open_memory(int cpu, enum tracemap_mode mode, const 
 /*
  * A stream over @n readers opened by the caller (tm_cpu_open_memory(): the
  * fuzzer's merge), which it owns from then on: mode, flags and callbacks
- * from @o; no tracefs, no watermark, no wake-ups (consume it, never poll).
+ * from @o; no tracefs, no watermark, no wake-ups: consume it, or give poll
+ * and next_event a timeout (each wait is a new look at once).
  */
 struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n,
 					       const struct tracemap_stream_opts *o);
