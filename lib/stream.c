@@ -84,7 +84,8 @@ struct tracemap_stream {
 	uint64_t budget;		/* regions per CPU per round */
 	uint64_t last_ts;		/* newest time delivered (ordered) */
 	struct scpu *run;		/* ordered: the CPU of the last event ... */
-	uint64_t run_limit;		/* ... the oldest pending event of the others */
+	uint64_t run_limit;		/* ... the oldest pending event of the others ... */
+	struct scpu *run_next;		/* ... and its CPU (NULL: none) */
 	struct scpu *drain;		/* unordered: the CPU being drained ... */
 	uint64_t drain_op;		/* ... and the region it was chosen for */
 	bool drained;			/* the last round found every CPU empty (or waits: stall_waits()) */
@@ -877,10 +878,13 @@ static int next_ordered(struct tracemap_stream *s, struct scpu **out)
 		if (!again) {
 			s->run = head;
 			s->run_limit = UINT64_MAX;
+			s->run_next = NULL;
 			for (i = 0; i < s->nr; i++) {
 				sc = &s->cpus[i];
-				if (sc != head && sc->has && sc->ev.ts < s->run_limit)
+				if (sc != head && sc->has && sc->ev.ts < s->run_limit) {
 					s->run_limit = sc->ev.ts;
+					s->run_next = sc;
+				}
 			}
 			*out = head;
 			return 1;
@@ -1060,6 +1064,41 @@ static int run_region(struct tracemap_stream *s, struct scpu *sc)
 	return ret < 0 ? ret : (int)(taken - own - pending);
 }
 
+/*
+ * The run of @a stopped at its event no older than s->run_limit, which now
+ * waits. When the CPU that set the limit holds the oldest pending event and
+ * every CPU without one was found empty in this round after that event's
+ * region was fetched, next_ordered() would choose it without a fetch: its
+ * event goes out and its region runs on at once, the limit now the oldest
+ * of the others (finely interleaved CPUs hand over at every event). Returns
+ * that CPU, or NULL for the merge to decide.
+ */
+static struct scpu *hand_over(struct tracemap_stream *s, struct scpu *a)
+{
+	struct scpu *b = s->run_next, *next = NULL, *sc;
+	uint64_t limit = UINT64_MAX;
+	int i;
+
+	if (!b || !b->has || !a->has || before(a, b))
+		return NULL;
+	for (i = 0; i < s->nr; i++) {
+		sc = &s->cpus[i];
+		if (sc == b)
+			continue;
+		if (!sc->has) {
+			if (sc->empty_op <= s->round_op || sc->empty_op <= b->region_op)
+				return NULL;
+		} else if (sc->ev.ts < limit) {
+			limit = sc->ev.ts;
+			next = sc;
+		}
+	}
+	s->run = b;
+	s->run_limit = limit;
+	s->run_next = next;
+	return b;
+}
+
 /* One round: deliver everything that can go out now, within the budget. */
 static int run_round(struct tracemap_stream *s)
 {
@@ -1073,17 +1112,22 @@ static int run_round(struct tracemap_stream *s)
 		ret = merge_next(s, &sc);
 		if (ret <= 0)
 			break;
-		ret = deliver(s, sc);
-		if (ret < 0)
-			break;
-		if (n < INT_MAX)
-			n += ret;
-		if (s->run == sc) {
+		do {
+			ret = deliver(s, sc);
+			if (ret < 0)
+				break;
+			if (n < INT_MAX)
+				n += ret;
+			if (s->run != sc)
+				break;
 			ret = run_region(s, sc);
 			if (ret < 0)
 				break;
 			n = n > INT_MAX - ret ? INT_MAX : n + ret;
-		}
+			/* s->run still set: the region ended, the next event needs a fetch */
+		} while (!s->run && (sc = hand_over(s, sc)));
+		if (ret < 0)
+			break;
 	}
 	if (n)
 		tm_wake_data(&s->wake);
