@@ -1021,7 +1021,9 @@ static int run_region(struct tracemap_stream *s, struct scpu *sc)
 	struct tm_walk *w = tm_cpu_region_walk(sc->c);
 	uint64_t limit = s->run_limit, last = s->last_ts;
 	tracemap_event_fn on_event = s->on_event;
+	const bool *observe = s->observe;
 	struct tracemap_event *ev = &sc->ev;
+	struct tm_self *self = s->self;
 	unsigned int taken = 0, own = 0;
 	bool pending = false;
 	struct tm_rec rec;
@@ -1029,8 +1031,14 @@ static int run_region(struct tracemap_stream *s, struct scpu *sc)
 
 	if (!w)
 		return 0;
+	/* the same for every event of the run */
+	ev->cpu = sc->cpu;
+	ev->missed = 0;
 	while (tm_walk_next(w, &rec) > 0) {
-		tm_event_from_rec(ev, &rec, sc->cpu, 0);
+		ev->ts = rec.ts;
+		ev->data = rec.payload;
+		ev->size = rec.size;
+		ev->offset = rec.off;
 		taken++;
 		if (rec.ts >= limit) {
 			pending = true;
@@ -1040,11 +1048,11 @@ static int run_region(struct tracemap_stream *s, struct scpu *sc)
 			tm_cpu_count_late(sc->c);
 		else
 			last = rec.ts;
-		if (s->self && own_event(s, sc)) {
+		if (self && own_event(s, sc)) {
 			own++;
 			continue;
 		}
-		if (*s->observe)
+		if (*observe)
 			tm_decode_observe(s->decode, ev);
 		if (on_event) {
 			ret = on_event(s->ctx, ev);
