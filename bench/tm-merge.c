@@ -80,22 +80,11 @@ static int place(uint64_t seq, uint64_t *ts)
 
 static int write_events(struct sbe_ring *rings, uint64_t from, uint64_t to, uint64_t *ncpu)
 {
-	unsigned char payload[PAYLOAD] = { 0 };
-	uint64_t seq, ts;
-	uint32_t s32;
-	int cpu;
+	uint64_t full;
 
-	for (seq = from; seq < to; seq++) {
-		cpu = place(seq, &ts);
-		s32 = (uint32_t)seq;
-		payload[0] = 1;
-		memcpy(payload + SEQ_OFF, &s32, sizeof(s32));
-		if (sbe_ring_event(&rings[cpu], ts, payload, PAYLOAD)) {
-			fprintf(stderr, "tm-merge: ring of CPU %d full at event %llu\n", cpu,
-				(unsigned long long)seq);
-			return -1;
-		}
-		ncpu[cpu]++;
+	if (sbe_rings_write(rings, place, from, to, PAYLOAD, SEQ_OFF, ncpu, &full)) {
+		fprintf(stderr, "tm-merge: a ring is full at event %llu\n", (unsigned long long)full);
+		return -1;
 	}
 	return 0;
 }

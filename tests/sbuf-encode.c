@@ -470,3 +470,28 @@ int sbe_ring_get_reader(void *ring)
 	r->handed = r->recs[id];
 	return 0;
 }
+
+int sbe_rings_write(struct sbe_ring *rings, sbe_place_fn place, uint64_t from, uint64_t to,
+		    unsigned int len, unsigned int seq_off, uint64_t *counts, uint64_t *full)
+{
+	unsigned char payload[SBE_MAX_SMALL] = { 0 };
+	uint64_t seq, ts;
+	uint32_t s32;
+	int ring;
+
+	if (len > sizeof(payload) || seq_off + sizeof(s32) > len)
+		return -EINVAL;
+	for (seq = from; seq < to; seq++) {
+		ring = place(seq, &ts);
+		s32 = (uint32_t)seq;
+		memcpy(payload + seq_off, &s32, sizeof(s32));
+		if (sbe_ring_event(&rings[ring], ts, payload, len)) {
+			if (full)
+				*full = seq;
+			return -ENOSPC;
+		}
+		if (counts)
+			counts[ring]++;
+	}
+	return 0;
+}

@@ -172,4 +172,16 @@ int sbe_ring_event(struct sbe_ring *r, uint64_t ts, const void *payload, unsigne
 /* GET_READER (the get_reader callback of tm_cpu_open_memory(), @ring the sbe_ring). */
 int sbe_ring_get_reader(void *ring);
 
+/* Where event @seq of a sequence goes: returns its ring, its time stamp in *@ts. */
+typedef int (*sbe_place_fn)(uint64_t seq, uint64_t *ts);
+
+/*
+ * Events @from to @to - 1 of a sequence, each into the ring of @rings that
+ * @place says: @len bytes, zero but for the sequence number as a u32 at
+ * @seq_off; @counts[ring] (NULL: none) counts them. Returns 0, or -ENOSPC
+ * with *@full (NULL: not told) the event that did not fit.
+ */
+int sbe_rings_write(struct sbe_ring *rings, sbe_place_fn place, uint64_t from, uint64_t to,
+		    unsigned int len, unsigned int seq_off, uint64_t *counts, uint64_t *full);
+
 #endif

@@ -24,9 +24,6 @@
 #define PAYLOAD		16
 #define TICK		100
 
-/* How event @seq falls on the CPUs: its CPU, and its time stamp in *ts. */
-typedef int (*place_fn)(uint64_t seq, uint64_t *ts);
-
 static int place_fine(uint64_t seq, uint64_t *ts)
 {
 	*ts = 1000 + seq * TICK;
@@ -141,19 +138,9 @@ static void close_merge(void)
 	sbe_ring_free(&m.rings[1]);
 }
 
-static void write_events(place_fn place, uint64_t from, uint64_t to)
+static void write_events(sbe_place_fn place, uint64_t from, uint64_t to)
 {
-	unsigned char payload[PAYLOAD] = { 0 };
-	uint64_t seq, ts;
-	uint32_t s32;
-	int cpu;
-
-	for (seq = from; seq < to; seq++) {
-		cpu = place(seq, &ts);
-		s32 = (uint32_t)seq;
-		memcpy(payload, &s32, sizeof(s32));
-		assert_int_equal(sbe_ring_event(&m.rings[cpu], ts, payload, PAYLOAD), 0);
-	}
+	assert_int_equal(sbe_rings_write(m.rings, place, from, to, PAYLOAD, 0, NULL, NULL), 0);
 }
 
 /* The readers count as delivered exactly what the callback got, none late. */
@@ -187,7 +174,7 @@ static void drain(void)
 }
 
 /* @n events placed by @place, written in batches of @batch, drained after each. */
-static void run(place_fn place, uint64_t n, uint64_t batch, unsigned int stop_every)
+static void run(sbe_place_fn place, uint64_t n, uint64_t batch, unsigned int stop_every)
 {
 	uint64_t done;
 
@@ -253,7 +240,7 @@ static void test_stop(void **state)
 /* The pull model: the same order from tracemap_stream_next_event(). */
 static void test_pull(void **state)
 {
-	static const place_fn places[] = { place_fine, place_equal, place_runs, place_idle };
+	static const sbe_place_fn places[] = { place_fine, place_equal, place_runs, place_idle };
 	struct tracemap_event ev;
 	unsigned int i;
 	uint64_t n = 8000;
