@@ -402,7 +402,7 @@ unsigned int tm_cpu_region_id(const struct tracemap_cpu *c);
 bool tm_cpu_region_left(const struct tracemap_cpu *c);
 /*
  * The walk of that region, lent (NULL: none): the caller walks it on with
- * tm_walk_next(), makes events of the records with tm_event_from_rec()
+ * tm_walk_next(), makes events of the records as tm_event_from_rec() does
  * (missed 0: a loss went out with the region's first event) and counts
  * them with tm_cpu_walked(), as tracemap_cpu_next_event() would have.
  */
