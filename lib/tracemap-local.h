@@ -71,11 +71,15 @@ int tm_walk_next_slow(struct tm_walk *w, struct tm_rec *rec);
  * Returns 1 with the next data record, 0 at end, -EBADMSG on a corrupt
  * record. Inline for the record that is most of every page (a data record
  * with its length in the header), everything else in tm_walk_next_slow().
+ * The slow path fills a record of its own: the caller's never has its
+ * address taken, so that the compiler keeps it in registers in a loop.
  */
 static inline int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
 {
 	unsigned int left = w->end - w->off, type_len, len;
+	struct tm_rec slow;
 	uint32_t hdr;
+	int ret;
 
 	if (w->off < w->end && left >= 4) {
 		memcpy(&hdr, w->data + w->off, sizeof(hdr));
@@ -91,7 +95,10 @@ static inline int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
 			return 1;
 		}
 	}
-	return tm_walk_next_slow(w, rec);
+	ret = tm_walk_next_slow(w, &slow);
+	if (ret > 0)
+		*rec = slow;
+	return ret;
 }
 
 /* The record @rec of CPU @cpu as an event, @missed events lost before it. */
