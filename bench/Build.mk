@@ -50,3 +50,13 @@ $(BENCH_O)/tm-format: bench/tm-format.c $(LIB_A) include/tracemap.h
 		$(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
 
 BENCH_DEPS	+= $(BENCH_O)/tm-format
+
+# The merge over synthetic rings in memory, for instruction counts
+# (bench/merge-callgrind.sh); no kernel needed.
+$(BENCH_O)/tm-merge: bench/tm-merge.c tests/sbuf-encode.c tests/sbuf-encode.h $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) -o $@ $< tests/sbuf-encode.c \
+		$(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
+
+BENCH_DEPS	+= $(BENCH_O)/tm-merge

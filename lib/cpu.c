@@ -542,31 +542,28 @@ int tracemap_cpu_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
 static inline void hand_out(struct tracemap_cpu *c, const struct tm_rec *rec,
 			    struct tracemap_event *ev)
 {
-	ev->ts = rec->ts;
-	ev->data = rec->payload;
-	ev->size = rec->size;
-	ev->offset = rec->off;
-	ev->cpu = c->cpu;
-	ev->missed = c->it.missed;
+	tm_event_from_rec(ev, rec, c->cpu, c->it.missed);
 	c->it.missed = 0;
 	c->it.recs++;
 	c->st.events++;
 }
 
 /*
- * The next event of the region tracemap_cpu_next_event() walks, never a
- * call into the kernel: 1 with @ev, 0 at the end of the region or at a
- * record it cannot walk (tracemap_cpu_next_event() then moves on and
- * reports it). The stream's merge runs a CPU ahead of the others with it.
+ * The walk of the region tracemap_cpu_next_event() is on, lent to the
+ * stream's merge, which runs a CPU ahead of the others through it in a loop
+ * of its own (never a call into the kernel) and counts what it took with
+ * tm_cpu_walked(). NULL when there is no region. A loss before the region
+ * went out with its first event, so the records left carry none.
  */
-int tm_cpu_next_in_region(struct tracemap_cpu *c, struct tracemap_event *ev)
+struct tm_walk *tm_cpu_region_walk(struct tracemap_cpu *c)
 {
-	struct tm_rec rec;
+	return c->it.have_region ? &c->it.walk : NULL;
+}
 
-	if (!c->it.have_region || tm_walk_next(&c->it.walk, &rec) <= 0)
-		return 0;
-	hand_out(c, &rec, ev);
-	return 1;
+void tm_cpu_walked(struct tracemap_cpu *c, unsigned int n)
+{
+	c->it.recs += n;
+	c->st.events += n;
 }
 
 /**

@@ -84,7 +84,8 @@ struct tracemap_stream {
 	uint64_t budget;		/* regions per CPU per round */
 	uint64_t last_ts;		/* newest time delivered (ordered) */
 	struct scpu *run;		/* ordered: the CPU of the last event ... */
-	uint64_t run_limit;		/* ... the oldest pending event of the others */
+	uint64_t run_limit;		/* ... the oldest pending event of the others ... */
+	struct scpu *run_next;		/* ... and its CPU (NULL: none) */
 	struct scpu *drain;		/* unordered: the CPU being drained ... */
 	uint64_t drain_op;		/* ... and the region it was chosen for */
 	bool drained;			/* the next round waits for a wakeup (round_waits()) */
@@ -307,6 +308,7 @@ static void kick(struct tracemap_stream *s)
 {
 	uint64_t one = 1;
 
+	/* a stream of readers opened by the caller (tm_stream_open_readers()) has no fd */
 	if (s->kicked || s->kickfd < 0)
 		return;
 	s->kicked = true;
@@ -912,10 +914,13 @@ static int next_ordered(struct tracemap_stream *s, struct scpu **out)
 		if (!again) {
 			s->run = head;
 			s->run_limit = UINT64_MAX;
+			s->run_next = NULL;
 			for (i = 0; i < s->nr; i++) {
 				sc = &s->cpus[i];
-				if (sc != head && sc->has && sc->ev.ts < s->run_limit)
+				if (sc != head && sc->has && sc->ev.ts < s->run_limit) {
 					s->run_limit = sc->ev.ts;
+					s->run_next = sc;
+				}
 			}
 			*out = head;
 			return 1;
@@ -1040,29 +1045,102 @@ static inline int deliver(struct tracemap_stream *s, struct scpu *sc)
  * its region goes out in one loop while it stays older than every other
  * pending event (s->run_limit). The region was fetched before the other
  * CPUs were last found empty, so nothing they hold can be older; no merge
- * bookkeeping and no call into the kernel per event. Returns the events
- * delivered (the first event at or past the limit stays pending), or < 0
- * from the callbacks.
+ * bookkeeping and no call into the kernel per event: the loop walks the
+ * reader's region itself (tm_cpu_region_walk()), no event in it carries a
+ * loss (the region's first went out through deliver()) or is held, and the
+ * records taken are counted once at the end. Returns the events delivered
+ * (the first event at or past the limit stays pending), or < 0 from the
+ * callbacks.
  */
 static int run_region(struct tracemap_stream *s, struct scpu *sc)
 {
-	uint64_t limit = s->run_limit;
-	int n = 0, ret;
+	struct tm_walk *w = tm_cpu_region_walk(sc->c);
+	uint64_t limit = s->run_limit, last = s->last_ts;
+	tracemap_event_fn on_event = s->on_event;
+	const bool *observe = s->observe;
+	struct tracemap_event *ev = &sc->ev;
+	struct tm_self *self = s->self;
+	unsigned int taken = 0, own = 0;
+	bool pending = false;
+	struct tm_rec rec;
+	int ret = 0;
 
-	while (tm_cpu_next_in_region(sc->c, &sc->ev) > 0) {
-		if (sc->ev.ts >= limit) {
-			/* the merge decides; its region is unchanged */
-			keep(s, sc);
-			s->run = NULL;
+	if (!w)
+		return 0;
+	/* the same for every event of the run */
+	ev->cpu = sc->cpu;
+	ev->missed = 0;
+	while (tm_walk_next(w, &rec) > 0) {
+		ev->ts = rec.ts;
+		ev->data = rec.payload;
+		ev->size = rec.size;
+		ev->offset = rec.off;
+		taken++;
+		if (rec.ts >= limit) {
+			pending = true;
 			break;
 		}
-		ret = deliver(s, sc);
-		if (ret < 0)
-			return ret;
-		if (n < INT_MAX)
-			n += ret;
+		if (rec.ts < last)
+			tm_cpu_count_late(sc->c);
+		else
+			last = rec.ts;
+		if (self && own_event(s, sc)) {
+			own++;
+			continue;
+		}
+		if (*observe)
+			tm_decode_observe(s->decode, ev);
+		if (on_event) {
+			ret = on_event(s->ctx, ev);
+			if (ret < 0)
+				break;
+		}
 	}
-	return n;
+	/* a record the walk stopped at (the end, a corrupt one) is the reader's again */
+	tm_cpu_walked(sc->c, taken);
+	s->last_ts = last;
+	if (pending) {
+		/* the merge decides; its region is unchanged */
+		keep(s, sc);
+		s->run = NULL;
+	}
+	/* at most a sub-buffer's records: no overflow */
+	return ret < 0 ? ret : (int)(taken - own - pending);
+}
+
+/*
+ * The run of @a stopped at its event no older than s->run_limit, which now
+ * waits. When the CPU that set the limit holds the oldest pending event and
+ * every CPU without one was found empty in this round after that event's
+ * region was fetched, next_ordered() would choose it without a fetch: its
+ * event goes out and its region runs on at once, the limit now the oldest
+ * of the others (finely interleaved CPUs hand over at every event). Returns
+ * that CPU, or NULL for the merge to decide.
+ */
+static struct scpu *hand_over(struct tracemap_stream *s, struct scpu *a)
+{
+	struct scpu *b = s->run_next, *next = NULL, *sc;
+	uint64_t limit = UINT64_MAX;
+	int i;
+
+	if (!b || !b->has || !a->has || before(a, b))
+		return NULL;
+	for (i = 0; i < s->nr; i++) {
+		sc = &s->cpus[i];
+		if (sc == b)
+			continue;
+		if (!sc->has) {
+			if (sc->empty_op <= s->round_op || sc->empty_op <= b->region_op)
+				return NULL;
+		} else if (sc->ev.ts < limit) {
+			limit = sc->ev.ts;
+			next = sc;
+		}
+	}
+	s->run = b;
+	s->run_limit = limit;
+	s->run_next = next;
+	return b;
 }
 
 /* One round: deliver everything that can go out now, within the budget. */
@@ -1076,17 +1154,22 @@ static int run_round(struct tracemap_stream *s)
 		ret = merge_next(s, &sc);
 		if (ret <= 0)
 			break;
-		ret = deliver(s, sc);
-		if (ret < 0)
-			break;
-		if (n < INT_MAX)
-			n += ret;
-		if (s->run == sc) {
+		do {
+			ret = deliver(s, sc);
+			if (ret < 0)
+				break;
+			if (n < INT_MAX)
+				n += ret;
+			if (s->run != sc)
+				break;
 			ret = run_region(s, sc);
 			if (ret < 0)
 				break;
 			n = n > INT_MAX - ret ? INT_MAX : n + ret;
-		}
+			/* s->run still set: the region ended, the next event needs a fetch */
+		} while (!s->run && (sc = hand_over(s, sc)));
+		if (ret < 0)
+			break;
 	}
 	if (n)
 		tm_wake_data(&s->wake);
@@ -1111,6 +1194,12 @@ static int wait_until(struct tracemap_stream *s, uint64_t deadline)
 	int timeout = -1, ret;
 	uint64_t now;
 
+	/*
+	 * A stream of readers opened by the caller (tm_stream_open_readers())
+	 * has nothing to wait on: it looks again at once, as if woken.
+	 */
+	if (s->epfd < 0)
+		return 1;
 	if (deadline != UINT64_MAX) {
 		now = tm_now_ns();
 		timeout = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);

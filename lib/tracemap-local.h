@@ -71,11 +71,15 @@ int tm_walk_next_slow(struct tm_walk *w, struct tm_rec *rec);
  * Returns 1 with the next data record, 0 at end, -EBADMSG on a corrupt
  * record. Inline for the record that is most of every page (a data record
  * with its length in the header), everything else in tm_walk_next_slow().
+ * The slow path fills a record of its own: the caller's never has its
+ * address taken, so that the compiler keeps it in registers in a loop.
  */
 static inline int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
 {
 	unsigned int left = w->end - w->off, type_len, len;
+	struct tm_rec slow;
 	uint32_t hdr;
+	int ret;
 
 	if (w->off < w->end && left >= 4) {
 		memcpy(&hdr, w->data + w->off, sizeof(hdr));
@@ -91,7 +95,22 @@ static inline int tm_walk_next(struct tm_walk *w, struct tm_rec *rec)
 			return 1;
 		}
 	}
-	return tm_walk_next_slow(w, rec);
+	ret = tm_walk_next_slow(w, &slow);
+	if (ret > 0)
+		*rec = slow;
+	return ret;
+}
+
+/* The record @rec of CPU @cpu as an event, @missed events lost before it. */
+static inline void tm_event_from_rec(struct tracemap_event *ev, const struct tm_rec *rec, int cpu,
+				     long long missed)
+{
+	ev->ts = rec->ts;
+	ev->data = rec->payload;
+	ev->size = rec->size;
+	ev->offset = rec->off;
+	ev->cpu = cpu;
+	ev->missed = missed;
 }
 
 /* Walk to @to without delivering; returns 0 or -EBADMSG. */
@@ -383,7 +402,8 @@ struct tracemap_cpu *tm_cpu_open_read_fd(int cpu, int fd, unsigned int subbuf_si
 /*
  * A stream over @n readers opened by the caller (tm_cpu_open_memory(): the
  * fuzzer's merge), which it owns from then on: mode, flags and callbacks
- * from @o; no tracefs, no watermark, no wake-ups (consume it, never poll).
+ * from @o; no tracefs, no watermark, no wake-ups: consume it, or give poll
+ * and next_event a timeout (each wait is a new look at once).
  */
 struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n,
 					       const struct tracemap_stream_opts *o);
@@ -403,8 +423,14 @@ uint64_t tm_cpu_regions(const struct tracemap_cpu *c);
 unsigned int tm_cpu_region_id(const struct tracemap_cpu *c);
 /* tracemap_cpu_next_event() still has bytes of its current region to walk: no call into the kernel. */
 bool tm_cpu_region_left(const struct tracemap_cpu *c);
-/* The next event of that region only: 1, or 0 at its end (no call into the kernel) */
-int tm_cpu_next_in_region(struct tracemap_cpu *c, struct tracemap_event *ev);
+/*
+ * The walk of that region, lent (NULL: none): the caller walks it on with
+ * tm_walk_next(), makes events of the records as tm_event_from_rec() does
+ * (missed 0: a loss went out with the region's first event) and counts
+ * them with tm_cpu_walked(), as tracemap_cpu_next_event() would have.
+ */
+struct tm_walk *tm_cpu_region_walk(struct tracemap_cpu *c);
+void tm_cpu_walked(struct tracemap_cpu *c, unsigned int n);
 /* Events the kernel holds beyond what it handed out, from the meta page (0 without one). */
 uint64_t tm_cpu_backlog(const struct tracemap_cpu *c);
 

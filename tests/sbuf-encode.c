@@ -381,3 +381,117 @@ int sbe_fill_random(struct sbe *e, void *page, unsigned int subbuf_size, uint64_
 	sbe_finish(e, lost);
 	return e->nr;
 }
+
+/* -------------------------------------------------------------- rings */
+
+#define RING_META_SIZE	4096
+
+int sbe_ring_init(struct sbe_ring *r, unsigned int subbuf_size, unsigned int nr_subbufs)
+{
+	memset(r, 0, sizeof(*r));
+	if (subbuf_size < SBE_HDR + 8 || subbuf_size % 16 || nr_subbufs < 2)
+		return -EINVAL;
+	r->meta = calloc(1, RING_META_SIZE);
+	r->subbufs = calloc(nr_subbufs, subbuf_size);
+	r->recs = calloc(nr_subbufs, sizeof(*r->recs));
+	if (!r->meta || !r->subbufs || !r->recs) {
+		sbe_ring_free(r);
+		return -ENOMEM;
+	}
+	r->subbuf_size = subbuf_size;
+	r->nr_subbufs = nr_subbufs;
+	r->meta->meta_page_size = RING_META_SIZE;
+	r->meta->meta_struct_len = sizeof(*r->meta);
+	r->meta->subbuf_size = subbuf_size;
+	r->meta->nr_subbufs = nr_subbufs;
+	/* the reader page of a fresh mapping: id 0, nothing read */
+	return 0;
+}
+
+void sbe_ring_free(struct sbe_ring *r)
+{
+	sbe_release(&r->w);
+	free(r->meta);
+	free(r->subbufs);
+	free(r->recs);
+	memset(r, 0, sizeof(*r));
+}
+
+int sbe_ring_event(struct sbe_ring *r, uint64_t ts, const void *payload, unsigned int len)
+{
+	int ret = -ENOSPC;
+
+	if (r->wid)
+		ret = sbe_event(&r->w, ts, payload, len, 0);
+	if (ret == -ENOSPC) {
+		if (r->wid) {
+			sbe_end_page(&r->w);
+			sbe_finish(&r->w, 0);
+			sbe_release(&r->w);
+		}
+		if (r->wid + 1 >= r->nr_subbufs)
+			return -ENOSPC;
+		r->wid++;
+		sbe_init(&r->w, r->subbufs + (size_t)r->wid * r->subbuf_size, r->subbuf_size, ts);
+		ret = sbe_event(&r->w, ts, payload, len, 0);
+	}
+	if (ret < 0)
+		return ret;
+	sbe_finish(&r->w, 0);
+	r->recs[r->wid] = r->w.nr;
+	r->entries++;
+	r->meta->entries = r->entries;
+	return 0;
+}
+
+static unsigned int ring_commit(const struct sbe_ring *r, unsigned int id)
+{
+	uint64_t commit;
+
+	memcpy(&commit, r->subbufs + (size_t)id * r->subbuf_size + 8, sizeof(commit));
+	return (uint32_t)commit & ((1u << 30) - 1);
+}
+
+int sbe_ring_get_reader(void *ring)
+{
+	struct sbe_ring *r = ring;
+	struct trace_buffer_meta *m = r->meta;
+	unsigned int id = m->reader.id;
+
+	if (ring_commit(r, id) == m->reader.read) {
+		if (id + 1 > r->wid)
+			return 0;
+		/* swap in the next sub-buffer */
+		m->reader.id = ++id;
+		r->handed = 0;
+	}
+	m->reader.read = ring_commit(r, id);
+	m->read += r->recs[id] - r->handed;
+	r->handed = r->recs[id];
+	return 0;
+}
+
+int sbe_rings_write(struct sbe_ring *rings, sbe_place_fn place, uint64_t from, uint64_t to,
+		    unsigned int len, unsigned int seq_off, uint64_t *counts, uint64_t *full)
+{
+	unsigned char payload[SBE_MAX_SMALL] = { 0 };
+	uint64_t seq, ts;
+	uint32_t s32;
+	int ring;
+
+	if (len > sizeof(payload) || seq_off + sizeof(s32) > len)
+		return -EINVAL;
+	for (seq = from; seq < to; seq++) {
+		ring = place(seq, &ts);
+		s32 = (uint32_t)seq;
+		memcpy(payload + seq_off, &s32, sizeof(s32));
+		if (sbe_ring_event(&rings[ring], ts, payload, len)) {
+			if (full)
+				*full = seq;
+			return -ENOSPC;
+		}
+		if (counts)
+			counts[ring]++;
+	}
+	return 0;
+}

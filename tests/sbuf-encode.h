@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include "uapi/trace_mmap.h"
+
 #define SBE_HDR			16
 #define SBE_TS_SHIFT		27
 #define SBE_TS_MASK		((1ULL << SBE_TS_SHIFT) - 1)
@@ -135,5 +137,51 @@ uint64_t sbe_rand(uint64_t *state);
  */
 int sbe_fill_random(struct sbe *e, void *page, unsigned int subbuf_size, uint64_t page_ts,
 		    uint64_t *seed, int end_page, long long lost);
+
+/*
+ * One CPU's ring as the kernel maps it, for tm_cpu_open_memory(): a meta
+ * page and nr_subbufs sub-buffers. Sub-buffer 0 is the (empty) reader page;
+ * the writer fills 1, 2, ... in turn, ending a page as rb_reset_tail() does
+ * when the next event does not fit, and publishes each event's commit at
+ * once. Nothing is recycled: size the ring for all the data.
+ * sbe_ring_get_reader() is GET_READER as ring_buffer_map_get_reader() does
+ * it: the rest of the reader page when the writer added to it, else the
+ * next written sub-buffer swapped in and handed out whole, with the meta
+ * page's entries and read counts (no loss, no overrun).
+ */
+struct sbe_ring {
+	struct trace_buffer_meta *meta;	/* a page of its own, zero beyond the struct */
+	unsigned char *subbufs;
+	unsigned int subbuf_size;
+	unsigned int nr_subbufs;
+	unsigned int wid;		/* sub-buffer being written (0: none yet) */
+	struct sbe w;			/* its encoder */
+	unsigned int *recs;		/* data records committed on each sub-buffer */
+	unsigned int handed;		/* records of the reader page handed out */
+	uint64_t entries;		/* data records written */
+};
+
+/* A ring of @nr_subbufs sub-buffers of @subbuf_size bytes. Returns 0, -EINVAL or -ENOMEM. */
+int sbe_ring_init(struct sbe_ring *r, unsigned int subbuf_size, unsigned int nr_subbufs);
+void sbe_ring_free(struct sbe_ring *r);
+/*
+ * The writer: a data event at time @ts (not before the last one) of @len
+ * bytes of @payload. Returns 0, or -ENOSPC when the ring is full.
+ */
+int sbe_ring_event(struct sbe_ring *r, uint64_t ts, const void *payload, unsigned int len);
+/* GET_READER (the get_reader callback of tm_cpu_open_memory(), @ring the sbe_ring). */
+int sbe_ring_get_reader(void *ring);
+
+/* Where event @seq of a sequence goes: returns its ring, its time stamp in *@ts. */
+typedef int (*sbe_place_fn)(uint64_t seq, uint64_t *ts);
+
+/*
+ * Events @from to @to - 1 of a sequence, each into the ring of @rings that
+ * @place says: @len bytes, zero but for the sequence number as a u32 at
+ * @seq_off; @counts[ring] (NULL: none) counts them. Returns 0, or -ENOSPC
+ * with *@full (NULL: not told) the event that did not fit.
+ */
+int sbe_rings_write(struct sbe_ring *rings, sbe_place_fn place, uint64_t from, uint64_t to,
+		    unsigned int len, unsigned int seq_off, uint64_t *counts, uint64_t *full);
 
 #endif

@@ -60,10 +60,10 @@ $(FUZZ_TRACEDAT): tests/fuzz/fuzz-tracedat.c tests/fuzz/fuzz.h tests/sbuf-encode
 		$(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz-tracedat.c tests/sbuf-encode.c $(LIB_SRCS) \
 		$(FUZZ_TC_LIBS) $(TFS_LIBS) $(TEP_LIBS)
 
-$(FUZZ_GEN): tests/fuzz/gen-seeds.c tests/sbuf-encode.c tests/sbuf-encode.h
+$(FUZZ_GEN): tests/fuzz/gen-seeds.c tests/sbuf-encode.c tests/sbuf-encode.h lib/uapi/trace_mmap.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ tests/fuzz/gen-seeds.c \
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -Itests -Ilib -o $@ tests/fuzz/gen-seeds.c \
 		tests/sbuf-encode.c
 
 $(FUZZ_SEEDS)/.stamp: $(FUZZ_GEN)

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
  * Multi-CPU streams on the real tracefs: exactly-once delivery in global
- * time order of markers written from both CPUs (finely interleaved, and in
- * runs of one CPU that cross sub-buffers), fill-priority draining in
- * unordered mode, the latency bound with an idle CPU, buffer_percent set
- * while open and restored on close (also when the test around the stream
- * fails), lost events, follow and snapshot streams, the epoll fd and the
- * wake-up policy on it, the pull model, a busy-poll stream that leaves no
- * kernel warning behind and the errors of tracemap_stream_open().
+ * time order of markers written from both CPUs (in bursts of 1 to 13, every
+ * marker on the other CPU, and in runs of one CPU that cross sub-buffers),
+ * fill-priority draining in unordered mode, the latency bound with an idle
+ * CPU, buffer_percent set while open and restored on close (also when the
+ * test around the stream fails), lost events, follow and snapshot streams,
+ * the epoll fd and the wake-up policy on it, the pull model, a busy-poll
+ * stream that leaves no kernel warning behind and the errors of
+ * tracemap_stream_open().
  *
  * timeout: 240
  */
@@ -336,6 +337,35 @@ static void test_ordered_runs(void **state)
 		assert_quiet();
 		assert_exactly_once(INTERLEAVED);
 		assert_time_order();
+		close_stream();
+	}
+}
+
+/*
+ * The finest interleaving: every marker on the other CPU, so that no run of
+ * one CPU is longer than one event and the merge hands over at each one.
+ */
+#define ALTERNATING	3000
+
+static void test_ordered_alternating(void **state)
+{
+	unsigned int seq;
+	int wm;
+
+	require_two_cpus();
+	for (wm = 0; wm <= 50; wm += 50) {
+		new_instance(1024);
+		drop_got();
+		for (seq = 0; seq < ALTERNATING; seq++)
+			write_markers_on(seq & 1, seq, 1);
+		open_stream(0, wm, 0, TRACEMAP_MODE_CONSUME);
+		poll_until(ALTERNATING, 1000);
+		assert_quiet();
+		assert_exactly_once(ALTERNATING);
+		assert_time_order();
+		/* each from the CPU it was written on: the CPUs really alternate */
+		for (seq = 0; seq < got.n; seq++)
+			assert_int_equal(got.ev[seq].cpu, got.ev[seq].seq & 1);
 		close_stream();
 	}
 }
@@ -1216,6 +1246,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_ordered_live, teardown),
 		cmocka_unit_test_teardown(test_ordered_recheck_idle, teardown),
 		cmocka_unit_test_teardown(test_ordered_runs, teardown),
+		cmocka_unit_test_teardown(test_ordered_alternating, teardown),
 		cmocka_unit_test_teardown(test_ordered_concurrent_writers, teardown),
 		cmocka_unit_test_teardown(test_fill_priority, teardown),
 		cmocka_unit_test_teardown(test_latency_idle_cpu, teardown),
