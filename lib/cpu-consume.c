@@ -14,13 +14,9 @@
 
 /* the longest the mapping alone may say "nothing to swap in" before we ask anyway */
 #define GATE_MAX_NS	(100 * 1000 * 1000)
-/*
- * worth_get_reader() looks at the GATE_NEAR sub-buffers after the reader
- * page, and every GATE_SCAN_NS at the next GATE_SCAN_CHUNK of the others
- */
+/* worth_get_reader() looks at the GATE_NEAR sub-buffers after the reader page, the whole ring every GATE_SCAN_NS */
 #define GATE_NEAR	8
 #define GATE_SCAN_NS	(5 * 1000 * 1000)
-#define GATE_SCAN_CHUNK	32
 
 /*
  * The kernel reports a loss once, on the first page it hands out after it:
@@ -190,26 +186,18 @@ static bool worth_get_reader(struct tracemap_cpu *c)
 	 * From the id after ours: the kernel numbers the sub-buffers in ring
 	 * order from the head when it maps them, and a reader that keeps up
 	 * swaps them in that order, so the next one is usually the first one
-	 * looked at. The others (a page fault's or TLB miss's worth of work per
-	 * sub-buffer) GATE_SCAN_CHUNK at a time every GATE_SCAN_NS, in turn:
-	 * the whole ring every 5 ms was 10 % of the tool's CPU at 100k events/s
-	 * with 1 MiB buffers (every round that catches up with the writer finds
-	 * nothing near), and it grows with the buffer. Data the near ones do not
-	 * show is then seen up to 5 ms per chunk later, within GATE_MAX_NS.
+	 * looked at. The whole ring (a page fault's worth of work per
+	 * sub-buffer) only every GATE_SCAN_NS: an idle CPU's buffer was
+	 * scanned on every round, 18 % of the tool's CPU on an idle system. Data the
+	 * near ones do not show is then seen at most that much later.
 	 */
 	near = c->nr_subbufs < GATE_NEAR + 1 ? c->nr_subbufs : GATE_NEAR + 1;
 	if (data_after(c, 1, near, ts))
 		goto yes;
 	now = tm_now_ns();
 	if (near < c->nr_subbufs && now - s->scanned_ns >= GATE_SCAN_NS) {
-		unsigned int from = s->scan_at >= near && s->scan_at < c->nr_subbufs ?
-				    s->scan_at : near;
-		unsigned int to = c->nr_subbufs - from > GATE_SCAN_CHUNK ?
-				  from + GATE_SCAN_CHUNK : c->nr_subbufs;
-
 		s->scanned_ns = now;
-		s->scan_at = to;
-		if (data_after(c, from, to, ts))
+		if (data_after(c, near, c->nr_subbufs, ts))
 			goto yes;
 	}
 	if (!s->gated_since)

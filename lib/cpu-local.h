@@ -40,8 +40,7 @@ struct tm_consume {
 	uint64_t stolen_told;		/* stats.stolen when the last warning went out */
 	uint64_t stolen_warn_ns;	/* ... and when */
 	uint64_t gated_since;	/* tm_now_ns() of the first call worth_get_reader() turned down */
-	uint64_t scanned_ns;	/* ... and of its last look at farther sub-buffers */
-	unsigned int scan_at;	/* where the next such look starts, after the reader page */
+	uint64_t scanned_ns;	/* ... and of its last look at the whole ring */
 	/* the second-consumer check of region id, done when the iterator has walked it */
 	bool check_pending;
 	uint64_t check_prev_read;
