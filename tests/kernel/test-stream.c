@@ -972,7 +972,7 @@ static void test_wake_flow(void **state)
 }
 
 /*
- * A busy stream at watermark 0 (markers at 200k/s for 0.2 s): rounds that
+ * A busy stream at watermark 0 (markers as fast as they can be written): rounds that
  * deliver many events space the next ones out, up to 2 ms (wake.c), so
  * that a sleep per round is shared by hundreds of events; exactly once all
  * the same. Then a lone marker: the spacing is back to the shortest, it
@@ -980,10 +980,9 @@ static void test_wake_flow(void **state)
  */
 static void test_wake_busy(void **state)
 {
-	struct paced_arg a = { .count = 40000, .period_us = 5 };
+	const unsigned int count = 60000;
 	struct tracemap_cpu_stats st;
 	uint64_t t0, dt, rounds = 0;
-	pthread_t t;
 	int i;
 
 	require_two_cpus();
@@ -991,18 +990,19 @@ static void test_wake_busy(void **state)
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
 	th_pin(1);
 	t0 = th_now_ns();
-	assert_int_equal(pthread_create(&t, NULL, paced_writer, &a), 0);
-	poll_until(a.count, 5000);
+	/* as fast as the writer can: well above the 16 events per 300 us that make a round busy */
+	th_writer_start(&fx.w, fx.inst, 0, count, 0);
+	poll_until(count, 5000);
 	dt = th_now_ns() - t0;
-	pthread_join(t, NULL);
-	assert_int_equal(a.err, 0);
-	assert_exactly_once(a.count);
+	th_writer_join(&fx.w);
+	assert_int_equal(fx.w.error, 0);
+	assert_exactly_once(count);
 	for (i = 0; i < tracemap_stream_nr_cpus(stream); i++) {
 		stream_stats(i, &st);
 		rounds += st.wakeups;
 	}
-	printf("# %u markers in %.1f ms: %llu rounds\n", a.count, dt / 1e6,
-	       (unsigned long long)rounds);
+	printf("# %u markers in %.1f ms (%.0fk/s): %llu rounds\n", count, dt / 1e6,
+	       count / (dt / 1e6), (unsigned long long)rounds);
 	/* 300 us apart would be dt / 300 us; busy rounds are up to 2 ms apart */
 	if (rounds > dt / 1000000 + 10)
 		fail_msg("%llu rounds in %llu ns: a busy stream's rounds were not spaced out",
@@ -1012,8 +1012,8 @@ static void test_wake_busy(void **state)
 	for (i = 0; i < 5; i++)
 		assert_true(tracemap_stream_poll(stream, 2) >= 0);
 	t0 = th_now_ns();
-	assert_int_equal(th_write_marker(fx.marker, a.count), 0);
-	poll_until(a.count + 1, 1000);
+	assert_int_equal(th_write_marker(fx.marker, count), 0);
+	poll_until(count + 1, 1000);
 	dt = th_now_ns() - t0;
 	printf("# a lone marker after the burst: %.2f ms\n", dt / 1e6);
 	if (dt > 20 * 1000000ULL)
