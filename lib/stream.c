@@ -95,8 +95,7 @@ struct tracemap_stream {
 	bool kicked;			/* kickfd holds a count */
 	bool ticked;			/* the tick fired since the last round began ... */
 	bool round_ticked;		/* ... and before this one: stall_waits() */
-	bool round_delivered;		/* next_event() returned an event in this round */
-	unsigned int round_events;	/* how many: the wake-up policy's measure */
+	unsigned int round_events;	/* next_event() returned in this round: the wake-up policy's measure */
 
 	char *percent_path;
 	int old_percent;		/* buffer_percent to restore, -1: untouched */
@@ -401,7 +400,6 @@ static void new_round(struct tracemap_stream *s)
 	s->budget_held = false;
 	s->round_ticked = s->ticked;
 	s->ticked = false;
-	s->round_delivered = false;
 	s->round_events = 0;
 	for (i = 0; i < s->nr; i++) {
 		s->cpus[i].round_regions = 0;
@@ -1013,6 +1011,27 @@ static long long add_missed(long long a, long long b)
 }
 
 /* Returns 1 when delivered, 0 when left out as own, or the callback's < 0. */
+/*
+ * @sc's event, taken: left out as the stream's own (0), or observed and
+ * given to on_event (1, or < 0 from the callback). deliver() and a run
+ * through a region (run_region()) alike.
+ */
+static inline int hand_out(struct tracemap_stream *s, struct scpu *sc)
+{
+	int ret;
+
+	if (own_event(s, sc))
+		return 0;
+	if (*s->observe)
+		tm_decode_observe(s->decode, &sc->ev);
+	if (s->on_event) {
+		ret = s->on_event(s->ctx, &sc->ev);
+		if (ret < 0)
+			return ret;
+	}
+	return 1;
+}
+
 static inline int deliver(struct tracemap_stream *s, struct scpu *sc)
 {
 	int ret;
@@ -1028,16 +1047,7 @@ static inline int deliver(struct tracemap_stream *s, struct scpu *sc)
 		sc->ev.missed = 0;
 	}
 	take(s, sc);
-	if (own_event(s, sc))
-		return 0;
-	if (*s->observe)
-		tm_decode_observe(s->decode, &sc->ev);
-	if (s->on_event) {
-		ret = s->on_event(s->ctx, &sc->ev);
-		if (ret < 0)
-			return ret;
-	}
-	return 1;
+	return hand_out(s, sc);
 }
 
 /*
@@ -1056,10 +1066,7 @@ static int run_region(struct tracemap_stream *s, struct scpu *sc)
 {
 	struct tm_walk *w = tm_cpu_region_walk(sc->c);
 	uint64_t limit = s->run_limit, last = s->last_ts;
-	tracemap_event_fn on_event = s->on_event;
-	const bool *observe = s->observe;
 	struct tracemap_event *ev = &sc->ev;
-	struct tm_self *self = s->self;
 	unsigned int taken = 0, own = 0;
 	bool pending = false;
 	struct tm_rec rec;
@@ -1084,17 +1091,10 @@ static int run_region(struct tracemap_stream *s, struct scpu *sc)
 			tm_cpu_count_late(sc->c);
 		else
 			last = rec.ts;
-		if (self && own_event(s, sc)) {
-			own++;
-			continue;
-		}
-		if (*observe)
-			tm_decode_observe(s->decode, ev);
-		if (on_event) {
-			ret = on_event(s->ctx, ev);
-			if (ret < 0)
-				break;
-		}
+		ret = hand_out(s, sc);
+		if (ret < 0)
+			break;
+		own += !ret;
 	}
 	/* a record the walk stopped at (the end, a corrupt one) is the reader's again */
 	tm_cpu_walked(sc->c, taken);
@@ -1335,12 +1335,11 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 			sc->carry_missed = 0;
 			if (*s->observe)
 				tm_decode_observe(s->decode, &sc->ev);
-			s->round_delivered = true;
 			s->round_events++;
 			*ev = sc->ev;
 			return 1;
 		}
-		if (round_waits(s, s->round_delivered)) {
+		if (round_waits(s, s->round_events > 0)) {
 			ret = wait_more(s, deadline, &waited);
 			if (ret <= 0)
 				return ret;
