@@ -102,14 +102,20 @@ int tm_pages_read(struct tracemap_cpu *c, void *buf, const unsigned char **page,
 		}
 		stage_take(pb, &r);
 	}
-	if (pb->staged && (flags & TRACEMAP_PAGE_FLUSH))
+	/*
+	 * Only records are flushed: a gap with none after it yet stays held for
+	 * the next page, since a page parser reports a loss with the event after
+	 * it and an empty page would lose the report (the reader's statistics
+	 * count it either way).
+	 */
+	if (pb->staged && pb->id != TM_NO_ID && (flags & TRACEMAP_PAGE_FLUSH))
 		return stage_emit(c, buf);
 	return 0;
 }
 
 uint64_t tm_pages_pending_since(const struct tracemap_cpu *c)
 {
-	return c->pages.staged ? c->pages.since : 0;
+	return c->pages.staged && c->pages.id != TM_NO_ID ? c->pages.since : 0;
 }
 
 void tm_pages_drop(struct tracemap_cpu *c)

@@ -226,6 +226,39 @@ static void test_reset(void **state)
 	tracemap_cpu_close(c);
 }
 
+/*
+ * The pages API: skipped events found at the tail are no empty page, even
+ * flushed (a page parser reports a loss with the event after it), and go
+ * on the next page with its records.
+ */
+static void test_skipped_pages(void **state)
+{
+	struct tracemap_cpu *c = open_reader(0, 10);
+	unsigned char page[SBS];
+	long long missed;
+	uint64_t commit;
+	unsigned int size;
+
+	plan_times(6, 4, 10);
+	start();
+	assert_int_equal(tracemap_cpu_read_page(c, page, SBS, TRACEMAP_PAGE_FLUSH), 0);
+	served_all();
+	assert_int_equal(tracemap_cpu_pending_since(c), 0);
+
+	append_page(1000);
+	start();
+	assert_true(tracemap_cpu_read_page(c, page, SBS, TRACEMAP_PAGE_FLUSH) > 0);
+	served_all();
+	memcpy(&commit, page + 8, sizeof(commit));
+	size = (uint32_t)commit & ((1u << 27) - 1);
+	assert_true(size > 0 && size <= SBS - 16 - 8);
+	assert_true(commit & (1u << 31));
+	assert_true(commit & (1u << 30));
+	memcpy(&missed, page + 16 + size, sizeof(missed));
+	assert_int_equal(missed, 4);
+	tracemap_cpu_close(c);
+}
+
 /* A CPU this thread may not run on: nothing can be told, nothing is reported */
 static void test_other_cpu(void **state)
 {
@@ -267,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_writer_in_flight),
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_other_cpu),
+		cmocka_unit_test(test_skipped_pages),
 	};
 
 	tracemap_set_print(NULL, NULL);
