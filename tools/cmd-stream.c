@@ -40,7 +40,7 @@ struct opts {
 	const char *clock;	/* -C */
 	long buffer_kb;		/* -b */
 	int latency_ms;
-	int watermark;
+	int watermark;		/* < 0: by the output (0 on a terminal, else paced) */
 	/* the switches, set by getopt_long() itself */
 	int top;
 	int follow;
@@ -238,6 +238,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	int c;
 
 	o->latency_ms = 100;
+	o->watermark = -1;	/* by the output: stream_paced() */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+B:e:f:P:FM:C:b:h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -319,7 +320,7 @@ int cmd_stream(int argc, char **argv)
 	struct opts o = { 0 };
 	struct printer p;
 	int sfd = -1, ret = 1, cmd_pid = -1, status = 0;
-	bool inst_ok = false, cut;
+	bool inst_ok = false, paced, cut;
 	uint64_t start, stopped;
 	const char *tfs;
 	sigset_t sigs;
@@ -370,16 +371,22 @@ int cmd_stream(int argc, char **argv)
 		}
 	}
 
+	/*
+	 * Output to a file or pipe goes out every --latency-ms anyway: read the
+	 * buffers at that pace too (the library's default, buffer_percent 50
+	 * and a look every --latency-ms), not for every event.
+	 */
+	paced = o.watermark > 0 || (o.watermark < 0 && !out.eager);
 	so.mode = o.follow ? TRACEMAP_MODE_FOLLOW : TRACEMAP_MODE_CONSUME;
 	so.flags = (o.unordered ? TRACEMAP_STREAM_UNORDERED : 0) |
 		   (o.busy ? TRACEMAP_STREAM_BUSY_POLL : 0) |
 		   (o.no_filter ? 0 : TRACEMAP_STREAM_NO_SELF) |
 		   (o.only_command ? TRACEMAP_STREAM_PID_FORKS : 0) |
 		   (o.raw ? 0 : TRACEMAP_STREAM_DECODE) |
-		   /* the tool's default: a wakeup per event, its own events filtered out */
-		   (o.watermark ? 0 : TRACEMAP_STREAM_LOW_LATENCY);
+		   /* on a terminal: a wakeup per event, its own events filtered out */
+		   (paced ? 0 : TRACEMAP_STREAM_LOW_LATENCY);
 	so.cpumask = o.cpumask;
-	so.watermark = o.watermark;
+	so.watermark = o.watermark > 0 ? o.watermark : 0;
 	so.latency_ms = o.latency_ms;
 	so.on_event = printer_on_event;
 	so.on_lost = printer_on_lost;
@@ -410,7 +417,7 @@ int cmd_stream(int argc, char **argv)
 	p.sfd = sfd;
 	out.sfd = sfd;
 	/* until a stop signal or the end of the command (SIGCHLD) */
-	ret = stream_loop(s, &p, sfd, o.busy, o.latency_ms) ? 1 : 0;
+	ret = stream_loop(s, &p, sfd, o.busy, o.latency_ms, paced || o.follow) ? 1 : 0;
 	stopped = now_ns();
 
 	/* stop: the events first, then what is left in the buffers (bounded), then the statistics */

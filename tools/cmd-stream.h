@@ -136,10 +136,12 @@ bool stop_requested(int sfd);
 
 /*
  * Consume @s until a signal on @sfd, a closed output or an error; 0 when
- * stopped, -1 after a message.
+ * stopped, -1 after a message. Output to a file or pipe is written at
+ * least every @latency_ms, and after every round with @round_flush (the
+ * rounds are that far apart already: the buffers are read at that pace).
  */
 int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy,
-		int latency_ms);
+		int latency_ms, bool round_flush);
 
 /*
  * After the stop: deliver what is still in the buffers for at most

@@ -47,9 +47,9 @@ static void stop_taken(struct printer *p)
 }
 
 int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy,
-		int latency_ms)
+		int latency_ms, bool round_flush)
 {
-	uint64_t max_ns = (uint64_t)latency_ms * 1000000;
+	uint64_t max_ns = round_flush && !busy ? 0 : (uint64_t)latency_ms * 1000000;
 	struct epoll_event e, evs[2];
 	struct output *o = p->out;
 	unsigned int rounds = 0;

@@ -45,7 +45,7 @@ idir=$TL_TRACEFS/instances/$inst
 "$TM" stream -B "$inst" > s.out 2> s.err &
 st=$!
 tl_bg $st
-tl_wait 10 tl_file_is "$idir/buffer_percent" 0 || { cat s.err; tl_fail "the stream did not start"; }
+tl_wait 10 tl_file_is "$idir/buffer_percent" 50 || { cat s.err; tl_fail "the stream did not start"; }
 fl_start c -B "$inst" --marker GLITCH --hold-off-ms 0 -o c.dat
 tc_markers "$inst" 0 0 3000
 taskset -c 0 sh -c "echo GLITCH > $idir/trace_marker"

@@ -14,7 +14,7 @@ idir=$TL_TRACEFS/instances/$inst
 # stream N OUTPUT: 100 markers on CPU 0 while streaming into OUTPUT, consumed,
 # then SIGINT; the exit status in rc
 stream_into() {
-	"$TM" stream -B "$inst" --latency-ms 60000 > "$1" 2> err.txt &
+	"$TM" stream -B "$inst" --watermark 0 --latency-ms 60000 > "$1" 2> err.txt &
 	tm=$!
 	tl_bg $tm
 	tl_wait 10 tl_file_is "$idir/buffer_percent" 0 || { cat err.txt; tl_fail "the stream did not start"; }
@@ -56,7 +56,7 @@ mkfifo pipe
 tm=$!
 tl_bg $tm
 head -1 < pipe > first.txt &
-tl_wait 10 tl_file_is "$idir/buffer_percent" 0 || tl_fail "the piped stream did not start"
+tl_wait 10 tl_file_is "$idir/buffer_percent" 50 || tl_fail "the piped stream did not start"
 tl_markers "$inst" 0 0 10
 wait $!
 n=0

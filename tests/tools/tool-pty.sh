@@ -42,6 +42,9 @@ $3 sleep $2" /dev/null < /dev/null > "$1.raw" 2>&1 &
 		esac
 	done
 	[ -n "$tm" ] && [ -n "$scr" ] || tl_fail "cannot find script and tracemap under timeout"
+	# a terminal: a wakeup per event (a file or pipe is read at its pace, tool-stop.sh)
+	[ "$(cat "$idir/buffer_percent")" = 0 ] ||
+		tl_fail "buffer_percent $(cat "$idir/buffer_percent") while streaming to a terminal, not 0"
 	/usr/bin/python3 -c '
 import sys, time
 with open(sys.argv[1], "w") as m:

@@ -73,7 +73,7 @@ start "$TM" stream -B "$inst" -e sched:sched_switch
 started
 kill -KILL $tm
 ended SIGKILL
-[ "$(cat "$EN")" = 1 ] && [ "$(cat "$idir/buffer_percent")" = 0 ] ||
+[ "$(cat "$EN")" = 1 ] && [ "$(cat "$idir/buffer_percent")" = 50 ] ||
 	tl_fail "SIGKILL: the changes are not there to repair (the test is wrong)"
 "$TM" stat -B "$inst" > stat.txt 2> err.txt || tl_fail "stat failed"
 # sched_switch, and sched_waking: enabled to follow what the output causes
@@ -97,7 +97,7 @@ ended SIGKILL
 [ -d "$priv" ] || tl_fail "SIGKILL: the private instance is gone (the test is wrong)"
 killed=$tm
 start "$TM" stream -B "$inst"
-tl_wait 10 tl_file_is "$idir/buffer_percent" 0 || tl_fail "the next stream did not start"
+tl_wait 10 tl_file_is "$idir/buffer_percent" 50 || tl_fail "the next stream did not start"
 [ -d "$priv" ] && tl_fail "the next stream did not remove tracemap-$killed"
 grep -q "put back what tracemap pid $killed .*private instance" err.txt ||
 	{ cat err.txt; tl_fail "the next stream did not say what it repaired"; }

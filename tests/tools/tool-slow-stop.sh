@@ -35,7 +35,7 @@ run() {
 	"$TM" stream -B "$inst" > pipe 2> err.txt &
 	tm=$!
 	tl_bg $tm
-	tl_wait 10 tl_file_is "$idir/buffer_percent" 0 || { cat err.txt; tl_fail "no stream"; }
+	tl_wait 10 tl_file_is "$idir/buffer_percent" 50 || { cat err.txt; tl_fail "no stream"; }
 	"$MARKERS" "$inst" 0 0 $N || tl_fail "writing the markers failed"
 	# the stream is behind: it has read some, the pipe is full
 	tl_wait 10 sh -c "\"$TM\" stat -B $inst | awk '\$1 == 0 { exit \$7 < 1000 }'" ||
