@@ -9,8 +9,9 @@
  * never come. The handle starts with the header page, the ftrace events
  * (markers), the events enabled in the instance and the saved cmdlines;
  * an event of another type loads the formats of what set_event lists then,
- * and failing that the one format whose id it has. kallsyms (90 ms of CPU)
- * is read when the first event that prints a kernel symbol arrives (a
+ * and failing that the one format whose id it has. kallsyms (about 50 ms of
+ * CPU, most of it the kernel's making of /proc/kallsyms; ksyms.c keeps it in
+ * one buffer, so freeing it costs nothing at the stop) is read when the first event that prints a kernel symbol arrives (a
  * marker does), or at open for a stream that decodes every event
  * (TRACEMAP_STREAM_DECODE, tm_decode_preload()); printk_formats with the
  * first trace_printk() event.
@@ -51,6 +52,7 @@ struct tm_decode {
 	char *fmtbuf;			/* FORMAT_MAX bytes for reading a format */
 	uint8_t *known;			/* bit per type: looked up, its needs met */
 	bool syms;			/* kallsyms loaded */
+	struct tm_ksyms *ksyms;		/* ... the handle's function resolver */
 	bool printk;			/* printk_formats loaded */
 	uint64_t cmdline_reload;
 	int gone[NR_GONE];		/* pids without a /proc entry, most recent */
@@ -86,6 +88,7 @@ void tm_decode_free(struct tm_decode *d)
 	if (!d)
 		return;
 	tep_free(d->tep);
+	tm_ksyms_free(d->ksyms);
 	free(d->known);
 	free(d->checked);
 	free(d->fmtbuf);
@@ -175,33 +178,15 @@ static bool prints_symbols(const struct tep_event *e)
 	return false;
 }
 
+/* kallsyms as the handle's function resolver (ksyms.c): without it symbols print as addresses */
 static void load_kallsyms(struct tm_decode *d)
 {
-	size_t cap = 1 << 20, len = 0;
-	char *buf = malloc(cap), *n;
-	ssize_t r;
-	FILE *f;
-
 	d->syms = true;
-	f = fopen("/proc/kallsyms", "re");
-	if (!f || !buf)
-		goto out;
-	while ((r = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-		len += r;
-		if (len + 1 < cap)
-			continue;
-		n = realloc(buf, cap * 2);
-		if (!n)
-			goto out;
-		buf = n;
-		cap *= 2;
+	d->ksyms = tm_ksyms_load("/proc/kallsyms");
+	if (d->ksyms && tm_ksyms_attach(d->ksyms, d->tep)) {
+		tm_ksyms_free(d->ksyms);
+		d->ksyms = NULL;
 	}
-	buf[len] = '\0';
-	tep_parse_kallsyms(d->tep, buf);
-out:
-	if (f)
-		fclose(f);
-	free(buf);
 }
 
 static void load_printk(struct tm_decode *d)
@@ -300,7 +285,7 @@ struct tep_handle *tm_decode_preload(struct tm_decode *d)
 {
 	if (!tm_decode_tep(d))
 		return NULL;
-	/* markers print their caller as a symbol: not 90 ms late on the first one */
+	/* markers print their caller as a symbol: not 50 ms late on the first one */
 	if (!d->syms)
 		load_kallsyms(d);
 	return d->tep;

@@ -483,6 +483,24 @@ void tm_self_hide_waking(struct tm_self *self);
  */
 bool tm_self_match(struct tm_self *self, const struct tracemap_event *ev);
 
+/* ------------------------------------------------ kernel symbols (ksyms.c) */
+
+struct tm_ksyms;
+struct tep_handle;
+
+/* kallsyms text at @path (/proc/kallsyms) as libtraceevent would keep it; NULL + errno. */
+struct tm_ksyms *tm_ksyms_load(const char *path);
+/* The same from @text (malloc()ed, @len bytes and room for a NUL; taken over). */
+struct tm_ksyms *tm_ksyms_parse(char *text, size_t len);
+void tm_ksyms_free(struct tm_ksyms *k);
+/* The symbol @addr lies in, as tep_find_function() finds it: name, start, module; NULL: none. */
+const char *tm_ksyms_find(const struct tm_ksyms *k, uint64_t addr, uint64_t *start,
+			  const char **mod);
+/* How many symbols were kept. */
+size_t tm_ksyms_count(const struct tm_ksyms *k);
+/* @tep resolves functions through @k, which must outlive it (tep_free() first); -ENOMEM. */
+int tm_ksyms_attach(struct tm_ksyms *k, struct tep_handle *tep);
+
 /* ------------------------------------------------------ decoding (decode.c) */
 
 struct tm_decode *tm_decode_new(const char *tracefs, const char *idir);
