@@ -100,6 +100,9 @@ bench: deps
 	$(Q)sh bench/run-bench.sh
 	$(Q)BENCH_FLIGHT_APPEND=$(O)/bench/results.md sh bench/run-flight.sh
 	$(Q)BENCH_KS_APPEND=$(O)/bench/results.md sh bench/run-kernelshark.sh
+	$(Q)for r in 1000000 0; do \
+		BENCH_BREAKDOWN_APPEND=$(O)/bench/results.md sh bench/record-breakdown.sh $$r 2000; \
+	done
 
 run: deps
 	$(Q)$(MAKE) --no-print-directory all

@@ -10,6 +10,9 @@
 # record against splice".
 #
 #   bench/record-breakdown.sh [RATE (0: max)] [MS]     needs root, perf, trace-cmd
+#
+# BENCH_BREAKDOWN_APPEND=FILE also appends the split to FILE as a section of
+# the bench report (make bench does, at 1M events/s and at the writer's max).
 O=build
 B=$O/bench
 RATE=${1:-0}
@@ -18,7 +21,11 @@ T=/sys/kernel/tracing
 TCM=$O/plugins/trace-cmd/trace-cmd-mmap
 [ "$(id -u)" -eq 0 ] || { echo "needs root" >&2; exit 1; }
 for p in perf trace-cmd; do
-	command -v $p > /dev/null || { echo "$p is not installed" >&2; exit 1; }
+	command -v $p > /dev/null && continue
+	echo "$p is not installed" >&2
+	[ -n "$BENCH_BREAKDOWN_APPEND" ] &&
+		printf '\n## Where trace-cmd record'"'"'s CPU goes\n\nNot measured: %s is not installed.\n' $p >> "$BENCH_BREAKDOWN_APPEND"
+	exit 1
 done
 [ -x $B/tm-load ] && [ -x $TCM ] || { echo "run 'make bench' first (tm-load, trace-cmd-mmap)" >&2; exit 1; }
 tmp=$(mktemp -d /dev/shm/tmbench-rb.XXXXXX) || exit 1
@@ -59,6 +66,8 @@ function flush(   c) {
 END { flush(); for (c in cnt) printf "%6.1f %%  %6.1f ns/event  %s\n", 100 * cnt[c] / total, cnt[c] * 50000 / ev, c
       printf "%6.1f %%  %6.1f ns/event  all (%d samples)\n", 100, total * 50000 / ev, total }'
 
+# the report goes to the terminal and, asked for, to the bench report
+exec 3>&1 > $tmp/report.txt
 for mode in stock mmap; do
 	inst=tmbench-rb-$$-$mode
 	mkdir $T/instances/$inst || exit 1
@@ -108,3 +117,21 @@ for mode in stock mmap; do
 	done
 	inst=
 done
+exec 1>&3 3>&-
+cat $tmp/report.txt
+if [ -n "$BENCH_BREAKDOWN_APPEND" ]; then
+	rate=$RATE
+	[ "$rate" = 0 ] && rate="the writer's maximum"
+	{
+		echo
+		echo "## Where trace-cmd record's CPU goes, stock (splice) against trace-cmd-mmap, offered $rate"
+		echo
+		echo "\`sh bench/record-breakdown.sh $RATE $MS\`, $(date -u '+%Y-%m-%d %H:%M UTC'): perf cpu-clock at 20 kHz over"
+		echo "every process of one recording of each, samples sorted by their stack, ns per event read."
+		echo "bench/README.md explains the split (trace-cmd-mmap record against splice)."
+		echo
+		echo '```text'
+		cat $tmp/report.txt
+		echo '```'
+	} >> "$BENCH_BREAKDOWN_APPEND"
+fi
