@@ -86,7 +86,28 @@ struct bn_seq {
 };
 
 void bn_seq_init(struct bn_seq *s);
-void bn_seq_add(struct bn_seq *s, uint64_t seq);
+/* the bitmap grown to hold @seq */
+void bn_seq_grow(struct bn_seq *s, uint64_t seq);
+
+/* Marker @seq seen: inline, its cost falls on every consumer measured. */
+static inline void bn_seq_add(struct bn_seq *s, uint64_t seq)
+{
+	uint64_t bit = 1ull << (seq % 64), *w;
+
+	if (__builtin_expect(seq / 64 >= s->nbits, 0))
+		bn_seq_grow(s, seq);
+	s->delivered++;
+	w = &s->bits[seq / 64];
+	if (__builtin_expect(*w & bit, 0)) {
+		s->dups++;
+		return;
+	}
+	*w |= bit;
+	if (__builtin_expect(seq + 1 < s->max_seen, 0))
+		s->late++;
+	else
+		s->max_seen = seq + 1;
+}
 /* markers of 0..@written-1 never seen */
 uint64_t bn_seq_missing(const struct bn_seq *s, uint64_t written);
 void bn_seq_free(struct bn_seq *s);

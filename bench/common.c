@@ -125,35 +125,21 @@ void bn_seq_init(struct bn_seq *s)
 	memset(s, 0, sizeof(*s));
 }
 
-void bn_seq_add(struct bn_seq *s, uint64_t seq)
+void bn_seq_grow(struct bn_seq *s, uint64_t seq)
 {
-	size_t w = seq / 64;
+	size_t w = seq / 64, n = s->nbits ? s->nbits : 1024;
+	uint64_t *b;
 
-	if (w >= s->nbits) {
-		size_t n = s->nbits ? s->nbits : 1024;
-		uint64_t *b;
-
-		while (n <= w)
-			n *= 2;
-		b = realloc(s->bits, n * sizeof(*b));
-		if (!b) {
-			fprintf(stderr, "out of memory\n");
-			exit(1);
-		}
-		memset(b + s->nbits, 0, (n - s->nbits) * sizeof(*b));
-		s->bits = b;
-		s->nbits = n;
+	while (n <= w)
+		n *= 2;
+	b = realloc(s->bits, n * sizeof(*b));
+	if (!b) {
+		fprintf(stderr, "out of memory\n");
+		exit(1);
 	}
-	s->delivered++;
-	if (s->bits[w] & (1ull << (seq % 64))) {
-		s->dups++;
-		return;
-	}
-	s->bits[w] |= 1ull << (seq % 64);
-	if (seq + 1 < s->max_seen)
-		s->late++;
-	else
-		s->max_seen = seq + 1;
+	memset(b + s->nbits, 0, (n - s->nbits) * sizeof(*b));
+	s->bits = b;
+	s->nbits = n;
 }
 
 uint64_t bn_seq_missing(const struct bn_seq *s, uint64_t written)

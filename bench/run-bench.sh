@@ -94,6 +94,8 @@ consumers() {
 	echo "lib-ll|own|$r|$CONS -L -m lib"
 	r=; [ -n "$TRACEMAP" ] || r="tools/tracemap not built"
 	echo "tm-text|text|$r|$TRACEMAP stream -B {I} $EV"
+	# the reading pace a terminal gets: a wakeup per event (output still to a file)
+	echo "tm-text-wm0|text|$r|$TRACEMAP stream -B {I} $EV --watermark 0"
 	echo "tm-raw|raw|$r|$TRACEMAP stream -B {I} $EV --raw"
 	r=; command -v trace-cmd >/dev/null || r="trace-cmd not installed"
 	echo "tc-stream|text|$r|trace-cmd stream -d --no-filter -B {I} $EV"

@@ -233,12 +233,13 @@ function rows(order, n,    o, i, name) {
 function verdict(ok) { return ok == "" ? "n/a" : ok ? "met" : "**missed**" }
 
 BEGIN {
-	n3 = split("lib lib-ll lib-busy tm-text tm-raw tc-stream tracefs read mmap lib-wm50 mmap-wm50", order3, " ")
+	n3 = split("lib lib-ll lib-busy tm-text tm-text-wm0 tm-raw tc-stream tracefs read mmap lib-wm50 mmap-wm50", order3, " ")
 	split("tcm-record tc-record tcm-stream tc-stream", order4, " ")
 	label["lib"] = "library stream (default)"
 	label["lib-ll"] = "library stream (LOW_LATENCY: a wakeup per event)"
 	label["lib-busy"] = "library stream (busy-poll)"
-	label["tm-text"] = "`tracemap stream` text"
+	label["tm-text"] = "`tracemap stream` text (into a file: read at its pace)"
+	label["tm-text-wm0"] = "`tracemap stream --watermark 0` text (a terminal's pace)"
 	label["tm-raw"] = "`tracemap stream --raw`"
 	label["tc-stream"] = "`trace-cmd stream`"
 	label["tracefs"] = "libtracefs iterate_raw_events"
