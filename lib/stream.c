@@ -1188,6 +1188,21 @@ static int run_round(struct tracemap_stream *s)
  * Wait for the epoll fd until @deadline (UINT64_MAX: forever); once it has
  * passed, only look. Returns > 0 when woken, 0 on timeout, or -errno.
  */
+/*
+ * Whether the kernel's wakeup of a buffer is among @evs: that one is
+ * expected to bring data (the empty-wakeup back-off counts it); the tick
+ * and the kick are the stream's own and may find nothing.
+ */
+static bool kernel_woke(const struct tracemap_stream *s, const struct epoll_event *evs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (evs[i].data.fd != s->timerfd && evs[i].data.fd != s->kickfd)
+			return true;
+	return false;
+}
+
 static int wait_until(struct tracemap_stream *s, uint64_t deadline)
 {
 	struct epoll_event evs[8];
@@ -1208,9 +1223,10 @@ static int wait_until(struct tracemap_stream *s, uint64_t deadline)
 	if (ret < 0)
 		return tm_err(errno);
 	if (ret > 0) {
+		if (kernel_woke(s, evs, ret))
+			tm_wake_woken(&s->wake);
 		clear_tick(s);
 		unkick(s);
-		tm_wake_woken(&s->wake);
 	}
 	return ret;
 }
@@ -1264,8 +1280,12 @@ int tracemap_stream_consume(struct tracemap_stream *s)
 		return tm_err(EINVAL);
 	clear_tick(s);
 	pace(s, UINT64_MAX);
-	/* called on a wakeup of the epoll fd: one that delivers nothing counts as empty */
-	tm_wake_woken(&s->wake);
+	/*
+	 * Called on a wakeup of the epoll fd: one that delivers nothing counts
+	 * as empty, unless the tick or the kick (the stream's own) made it
+	 */
+	if (!s->ticked && !s->kicked)
+		tm_wake_woken(&s->wake);
 	return run_round(s);
 }
 

@@ -31,7 +31,9 @@
  *    (tracemap stream at 100k events/s: about 3,300 -> 500 rounds a
  *    second).
  *
- *  - empty-wakeup back-off: a wakeup is expected to bring data. After
+ *  - empty-wakeup back-off: a wakeup of the kernel's is expected to bring
+ *    data (the stream's tick and kick are not counted: an idle stream's
+ *    tick finds nothing every time and would pause 1 ms per tick). After
  *    TM_EMPTY_WAKES in a row that did not (an event the kernel counts but
  *    has not published yet, which cpu-consume.c does not ask for),
  *    pause TM_BACKOFF_NS before looking again instead of spinning on a
