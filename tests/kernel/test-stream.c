@@ -886,8 +886,8 @@ static void test_epoll_fd(void **state)
 static void test_tick_no_backoff(void **state)
 {
 	struct epoll_event e;
-	uint64_t t0, dt, worst = 0;
-	int ep, i;
+	uint64_t t0;
+	int ep, i, slow = 0;
 
 	new_instance(64);
 	open_stream(0, 50, 5, TRACEMAP_MODE_CONSUME);
@@ -899,13 +899,14 @@ static void test_tick_no_backoff(void **state)
 		assert_int_equal(epoll_wait(ep, &e, 1, 1000), 1);
 		t0 = th_now_ns();
 		assert_int_equal(tracemap_stream_consume(stream), 0);
-		dt = th_now_ns() - t0;
-		worst = dt > worst ? dt : worst;
+		/* a round takes microseconds; one the host delays is not a back-off */
+		slow += th_now_ns() - t0 >= 1000000;
 	}
 	close(ep);
-	if (worst >= 1000000)
-		fail_msg("a round of the tick took %llu ns: it backed off as after empty wakeups",
-			 (unsigned long long)worst);
+	/* backing off from the fourth round on makes 5 of 8 slow */
+	if (slow >= 4)
+		fail_msg("%d of 8 rounds of the tick took over 1 ms: they backed off as after "
+			 "empty wakeups", slow);
 	/* the tick still delivers */
 	write_markers_on(0, 0, 2);
 	t0 = th_now_ns();
