@@ -42,54 +42,6 @@ struct tracemap_dump {
 	struct tracemap_dump_cpu_stats total;
 };
 
-/*
- * Whole file into a malloc'ed, NUL-terminated buffer; *len without the NUL.
- * Read once, front to back: a tracefs file such as saved_cmdlines is
- * formatted by the kernel on every read, so it is not read again to find
- * its size.
- */
-static char *slurp(const char *path, size_t *len)
-{
-	size_t size = 64 * 1024, n = 0;
-	char *buf = NULL, *p;
-	int fd, ret = 0;
-	ssize_t r;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		tm_err(errno);
-		return NULL;
-	}
-	for (;;) {
-		if (n + 1 >= size || !buf) {
-			size = buf ? size * 4 : size;
-			p = realloc(buf, size);
-			if (!p) {
-				ret = ENOMEM;
-				break;
-			}
-			buf = p;
-		}
-		r = read(fd, buf + n, size - 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			ret = errno;
-		if (r <= 0)
-			break;
-		n += r;
-	}
-	close(fd);
-	if (ret) {
-		free(buf);
-		tm_err(ret);
-		return NULL;
-	}
-	buf[n] = '\0';
-	*len = n;
-	return buf;
-}
-
 /* "[local] global ..." -> "local" */
 static char *read_clock(const char *idir)
 {
@@ -413,7 +365,7 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 				    .read = nread };
 	/* what names the tasks as of the copy */
 	snprintf(path, sizeof(path), "%s/saved_cmdlines", tfs);
-	src.cmdlines = slurp(path, &src.cmdlines_len);
+	src.cmdlines = tm_read_whole(path, &src.cmdlines_len);
 	if (!src.cmdlines) {
 		ret = -errno;
 		tm_log(TRACEMAP_LOG_ERROR, "cannot read %s: %s", path, strerror(errno));
@@ -421,7 +373,7 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	}
 	/* the enabled events, whose formats a reader wants even before they occur */
 	snprintf(path, sizeof(path), "%s/set_event", idir);
-	src.events = slurp(path, &len);
+	src.events = tm_read_whole(path, &len);
 	if (!src.events) {
 		ret = -errno;
 		tm_log(TRACEMAP_LOG_ERROR, "cannot read %s: %s", path, strerror(errno));

@@ -23,17 +23,14 @@
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <event-parse.h>
 
 #include "tracemap-local.h"
 
 #define NO_MOD		UINT32_MAX
-#define READ_CHUNK	(1 << 20)
 
 struct ksym {
 	uint64_t addr;
@@ -171,42 +168,14 @@ struct tm_ksyms *tm_ksyms_parse(char *text, size_t len)
 
 struct tm_ksyms *tm_ksyms_load(const char *path)
 {
-	size_t cap = READ_CHUNK, len = 0;
-	char *buf = malloc(cap + 1), *n;
-	ssize_t r;
-	int fd, err;
+	size_t len;
+	char *text = tm_read_whole(path, &len), *fit;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !buf) {
-		err = fd < 0 ? errno : ENOMEM;
-		goto fail;
-	}
-	while ((r = read(fd, buf + len, cap - len)) != 0) {
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = errno;
-			goto fail;
-		}
-		len += (size_t)r;
-		if (len < cap)
-			continue;
-		n = realloc(buf, cap * 2 + 1);
-		if (!n) {
-			err = ENOMEM;
-			goto fail;
-		}
-		buf = n;
-		cap *= 2;
-	}
-	close(fd);
-	return tm_ksyms_parse(buf, len);
-fail:
-	if (fd >= 0)
-		close(fd);
-	free(buf);
-	errno = err;
-	return NULL;
+	if (!text)
+		return NULL;
+	/* read in growing steps: give back what the text does not use */
+	fit = realloc(text, len + 1);
+	return tm_ksyms_parse(fit ? fit : text, len);
 }
 
 void tm_ksyms_free(struct tm_ksyms *k)

@@ -1185,10 +1185,6 @@ static int run_round(struct tracemap_stream *s)
 }
 
 /*
- * Wait for the epoll fd until @deadline (UINT64_MAX: forever); once it has
- * passed, only look. Returns > 0 when woken, 0 on timeout, or -errno.
- */
-/*
  * Whether the kernel's wakeup of a buffer is among @evs: that one is
  * expected to bring data (the empty-wakeup back-off counts it); the tick
  * and the kick are the stream's own and may find nothing.
@@ -1203,6 +1199,10 @@ static bool kernel_woke(const struct tracemap_stream *s, const struct epoll_even
 	return false;
 }
 
+/*
+ * Wait for the epoll fd until @deadline (UINT64_MAX: forever); once it has
+ * passed, only look. Returns > 0 when woken, 0 on timeout, or -errno.
+ */
 static int wait_until(struct tracemap_stream *s, uint64_t deadline)
 {
 	struct epoll_event evs[8];

@@ -324,6 +324,54 @@ int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const
 	return 0;
 }
 
+/*
+ * Whole file into a malloc'ed, NUL-terminated buffer; *len without the NUL.
+ * Read once, front to back: a tracefs file such as saved_cmdlines is
+ * formatted by the kernel on every read, so it is not read again to find
+ * its size.
+ */
+char *tm_read_whole(const char *path, size_t *len)
+{
+	size_t size = 64 * 1024, n = 0;
+	char *buf = NULL, *p;
+	int fd, ret = 0;
+	ssize_t r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		tm_err(errno);
+		return NULL;
+	}
+	for (;;) {
+		if (n + 1 >= size || !buf) {
+			size = buf ? size * 4 : size;
+			p = realloc(buf, size);
+			if (!p) {
+				ret = ENOMEM;
+				break;
+			}
+			buf = p;
+		}
+		r = read(fd, buf + n, size - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			ret = errno;
+		if (r <= 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	if (ret) {
+		free(buf);
+		tm_err(ret);
+		return NULL;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
 int tm_read_file(const char *path, char *buf, size_t size)
 {
 	ssize_t n, total = 0;

@@ -222,6 +222,8 @@ int tm_cpu_stats_file(const char *path, struct tracemap_cpu_stats *st);
 int tm_select_cpus(const char *mask, const char *idir, bool *set, int max);
 
 int tm_read_file(const char *path, char *buf, size_t size);
+/* A whole file, malloc()ed and NUL-terminated, *@len bytes without the NUL; NULL + errno. */
+char *tm_read_whole(const char *path, size_t *len);
 int tm_write_file(const char *path, const char *val);
 
 uint64_t tm_now_ns(void);

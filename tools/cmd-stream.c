@@ -238,7 +238,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	int c;
 
 	o->latency_ms = 100;
-	o->watermark = -1;	/* by the output: stream_paced() */
+	o->watermark = -1;	/* by the output: see "paced" in cmd_stream() */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+B:e:f:P:FM:C:b:h", longopts, NULL)) != -1) {
 		switch (c) {
