@@ -210,6 +210,8 @@ struct tracemap_cpu_stats {
 	uint64_t held;			/* taken from the kernel, not delivered yet */
 	uint64_t skipped;		/* read backend: events the kernel stepped past and
 					 * still counts unread (in lost too) */
+	uint64_t ring_scans;		/* consuming mapping: looks at every sub-buffer for
+					 * new data before a GET_READER */
 };
 
 /*

@@ -41,6 +41,16 @@ struct tm_consume {
 	uint64_t stolen_warn_ns;	/* ... and when */
 	uint64_t gated_since;	/* tm_now_ns() of the first call worth_get_reader() turned down */
 	uint64_t scanned_ns;	/* ... and of its last look at the whole ring */
+	/*
+	 * The ring's order as our GET_READER swaps left it (cpu-consume.c,
+	 * "the ring's order"): the sub-buffer after and before each one, and
+	 * the head, where the writer goes when it leaves the reader page.
+	 * ring_next is NULL while the order is not known.
+	 */
+	unsigned int *ring_next;
+	unsigned int *ring_prev;
+	unsigned int head;
+	uint64_t head_overrun;	/* meta page overrun at the last swap: the head moves as it grows */
 	/* the second-consumer check of region id, done when the iterator has walked it */
 	bool check_pending;
 	uint64_t check_prev_read;
@@ -169,6 +179,8 @@ long long tm_loss_flagged(struct tracemap_cpu *c, long long stored, uint64_t ove
 
 /* cpu-consume.c */
 void tm_consume_init(struct tracemap_cpu *c);
+/* cpu-consume.c: free what tm_consume_init() allocated */
+void tm_consume_free(struct tracemap_cpu *c);
 /*
  * The next region; @walked: the event iterator walks all of it and reports
  * its records to tm_consume_walked(), which then does the second-consumer

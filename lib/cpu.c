@@ -354,6 +354,7 @@ void tracemap_cpu_close(struct tracemap_cpu *c)
 	free(c->follow.buf);
 	free(c->pages.stage);
 	free(c->stats_path);
+	tm_consume_free(c);
 	free(c);
 }
 

@@ -970,6 +970,56 @@ static void test_tick_finds_lone_event(void **state)
 }
 
 /*
+ * With the ring's order known (cpu-consume.c, "the ring's order"), the gate
+ * before GET_READER looks at the reader page and the head only, and at the
+ * whole ring once a second: a lone event below the watermark arrives
+ * within a tick of 5 ms after bursts that permute the ring, and after one
+ * that laps the reader (overrun moves the head on without a swap), while
+ * the whole ring is looked at no more than once a second. Without the
+ * order (every whole-ring look that found nothing repeated every 5 ms)
+ * the same run makes dozens of looks.
+ */
+static void test_gate_follows_ring(void **state)
+{
+	struct tracemap_cpu_stats st;
+	unsigned int seq = 0, burst, want, i;
+	uint64_t start, t0, dt, worst = 0;
+	double secs;
+
+	new_instance(64);
+	open_stream(0, 50, 5, TRACEMAP_MODE_CONSUME);
+	start = th_now_ns();
+	for (i = 0; i < 10; i++) {
+		/* the fifth burst laps the 64 KiB ring: about 2,300 markers fit */
+		burst = i == 4 ? 20000 : 150 + 97 * i;
+		write_markers_on(0, seq, burst);
+		seq += burst;
+		/* drained: a poll finds nothing more */
+		while (tracemap_stream_poll(stream, 30) > 0)
+			;
+		write_markers_on(0, seq++, 1);
+		want = got.n + 1;
+		t0 = th_now_ns();
+		poll_until(want, 1000);
+		dt = th_now_ns() - t0;
+		worst = dt > worst ? dt : worst;
+	}
+	secs = (th_now_ns() - start) / 1e9;
+	stream_stats(0, &st);
+	print_message("%u markers, %llu lost, %.2f s: the latest lone marker after %.1f ms, "
+		      "%llu whole-ring looks\n", seq, (unsigned long long)st.lost, secs,
+		      worst / 1e6, (unsigned long long)st.ring_scans);
+	/* the lapping burst did lap */
+	assert_true(st.lost > 0);
+	if (worst >= 60000000)
+		fail_msg("a lone event took %.1f ms to arrive at a 5 ms tick: the gate did not "
+			 "look where the writer went", worst / 1e6);
+	if (st.ring_scans > secs + 2)
+		fail_msg("%llu looks at the whole ring in %.2f s: the gate did not follow the "
+			 "ring's order", (unsigned long long)st.ring_scans, secs);
+}
+
+/*
  * The wake-up policy on the consume path (the epoll fd's): at watermark 0
  * a round starts at most 300 us after the previous one, and after three
  * wakeups that delivered nothing the next round pauses 1 ms first. With
@@ -1354,6 +1404,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_wake_policy, teardown),
 		cmocka_unit_test_teardown(test_tick_no_backoff, teardown),
 		cmocka_unit_test_teardown(test_tick_finds_lone_event, teardown),
+		cmocka_unit_test_teardown(test_gate_follows_ring, teardown),
 		cmocka_unit_test_teardown(test_wake_flow, teardown),
 		cmocka_unit_test_teardown(test_wake_busy, teardown),
 		cmocka_unit_test_teardown(test_pull, teardown),
