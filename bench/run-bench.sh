@@ -10,6 +10,9 @@
 #   BENCH_RATES="100000 500000 1000000 0"   offered events/s, 0 = writer max
 #   BENCH_LAT_RATE=10000                    a low rate for the library's latency only
 #   BENCH_REPS=3  BENCH_DURATION_MS=1000    repetitions, writer time per point
+#   BENCH_RATIO_REPS=7                      repetitions of the library and floor
+#                                           rows, whose same-repetition ratio is a
+#                                           target: 3 left it to chance on this VM
 #   BENCH_ONLY="lib mmap"                   run only these consumers
 #   BENCH_MAX_OTHER=15                      re-measure a point disturbed by more than
 #                                           this % of foreign CPU time, once
@@ -27,6 +30,10 @@ LAT_ONLY="lib lib-ll lib-busy"
 MAX_OTHER=${BENCH_MAX_OTHER:-15}
 RETRY_BUDGET=${BENCH_RETRY_BUDGET_S:-240}
 REPS=${BENCH_REPS:-3}
+# the library against the floor: 10-15 % apart, each +-10 % from run to run
+RATIO_REPS=${BENCH_RATIO_REPS:-7}
+RATIO_ONLY="lib mmap lib-wm50 mmap-wm50"
+ALL_REPS=$(( RATIO_REPS > REPS ? RATIO_REPS : REPS ))
 DUR=${BENCH_DURATION_MS:-1000}
 TRACEFS=/sys/kernel/tracing
 # an event that never fires: trace-cmd needs one to start, every tool gets the same
@@ -130,19 +137,24 @@ selected() {
 # what the platform takes from a spinning CPU (other tasks, interrupts, host)
 JIT0=$($B/tm-bench -J -d 1000)
 start=$(date +%s)
-echo "# tracemap bench: rates [$RATES] x $REPS repetitions, ${DUR} ms each, writer CPU 0, consumer CPU 1, 1 MiB per CPU" >&2
+echo "# tracemap bench: rates [$RATES] x $REPS repetitions ($RATIO_REPS for $RATIO_ONLY), ${DUR} ms each, writer CPU 0, consumer CPU 1, 1 MiB per CPU" >&2
 consumers | while IFS='|' read -r name kind missing cmd; do
 	selected "$name" || continue
 	[ -n "$missing" ] && echo "name=$name unavailable=$(echo "$missing" | tr ' ' '_')" >> $RAW
 done
 rep=1
 retried=0
-while [ $rep -le "$REPS" ]; do
+while [ $rep -le "$ALL_REPS" ]; do
 	for rate in $LAT_RATE $RATES; do
+		# past REPS: only the rows of the library/floor ratio, not its latency rate
+		[ $rep -gt "$REPS" ] && [ "$rate" = "$LAT_RATE" ] && continue
 		consumers > $OUT/list
 		while IFS='|' read -r name kind missing cmd; do
 			selected "$name" || continue
 			[ -n "$missing" ] && continue
+			if [ $rep -gt "$REPS" ]; then
+				case " $RATIO_ONLY " in *" $name "*) ;; *) continue ;; esac
+			fi
 			# the latency rate: wake-up latency of the library, nothing else
 			if [ "$rate" = "$LAT_RATE" ]; then
 				case " $LAT_ONLY " in *" $name "*) ;; *) continue ;; esac
@@ -192,7 +204,7 @@ JIT1=$($B/tm-bench -J -d 1000)
 	echo "# tracemap benchmark results"
 	echo
 	echo "Command: \`make bench\` (bench/run-bench.sh; BENCH_RATES=\"$RATES\" BENCH_LAT_RATE=$LAT_RATE BENCH_REPS=$REPS" \
-		"BENCH_DURATION_MS=$DUR), $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
+		"BENCH_RATIO_REPS=$RATIO_REPS BENCH_DURATION_MS=$DUR), $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -r)," \
 		"$(nproc) CPUs, measured in ${secs} s ($retried points re-measured because other" \
 		"processes used more than $MAX_OTHER % of the CPUs). The read(), libtracefs and floor consumers wait" \
 		"like a default library stream: buffer_percent $LIB_WM, at most $LIB_LAT ms between drains."
@@ -200,11 +212,13 @@ JIT1=$($B/tm-bench -J -d 1000)
 	echo "Platform jitter (a loop spinning on each CPU, tm-bench -J): before: $JIT0;" \
 		"after: $JIT1. Latency percentiles cannot be better than this."
 	echo
-	awk -f bench/summarize.awk -v reps="$REPS" $RAW
+	awk -f bench/summarize.awk -v reps="$ALL_REPS" -v base_reps="$REPS" -v ratio_reps="$RATIO_REPS" \
+		-v ratio_only="$RATIO_ONLY" $RAW
 	# the figures, beside this file
-	if figs=$(sh bench/plot.sh $RAW "$REPS" $B); then
+	if figs=$(sh bench/plot.sh $RAW "$ALL_REPS" $B); then
 		# a full run (default consumers, rates and repetitions) refreshes the README's figures
-		if [ -z "$BENCH_ONLY$BENCH_RATES$BENCH_REPS$BENCH_DURATION_MS" ] && [ -d bench/figures ]; then
+		if [ -z "$BENCH_ONLY$BENCH_RATES$BENCH_REPS$BENCH_RATIO_REPS$BENCH_DURATION_MS" ] &&
+		   [ -d bench/figures ]; then
 			cp $B/cpu-per-event.png $B/lossless-rate.png bench/figures/
 		fi
 		echo

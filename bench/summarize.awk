@@ -45,19 +45,31 @@ function nreps(name, rate,    n, r) {
 	return n
 }
 
-# median over repetitions of A/B of one field, both measured in the same repetition
-function ratio(a, b, rate, f,    x, n, r, ka, kb) {
+# the same-repetition ratios A/B of one field into x[1..n], sorted; returns n
+function ratios(a, b, rate, f, x,    n, r, ka, kb) {
 	n = 0
-	for (r = 1; r <= reps; r++) {
-		ka = a SUBSEP rate SUBSEP f
-		kb = b SUBSEP rate SUBSEP f
+	ka = a SUBSEP rate SUBSEP f
+	kb = b SUBSEP rate SUBSEP f
+	for (r = 1; r <= reps; r++)
 		if ((ka, r) in v && (kb, r) in v && v[kb, r] + 0 > 0)
 			x[++n] = v[ka, r] / v[kb, r]
-	}
+	if (n)
+		isort(x, n)
+	return n
+}
+
+# median over repetitions of A/B of one field, both measured in the same repetition
+function ratio(a, b, rate, f,    x, n) {
+	n = ratios(a, b, rate, f, x)
 	if (!n)
 		return ""
-	isort(x, n)
 	return n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
+}
+
+# "lowest–highest of n" same-repetition ratios A/B of one field ("" when none)
+function ratio_span(a, b, rate, f,    x, n) {
+	n = ratios(a, b, rate, f, x)
+	return n ? sprintf("%.2f–%.2f of %d", x[1], x[n], n) : ""
 }
 
 function rname(r) {
@@ -303,11 +315,13 @@ END {
 		       num(med("alone" SUBSEP 0 SUBSEP "achieved"))
 	print "## Issue 3: consumers of one instance (writer CPU 0, consumer CPU 1, 1 MiB per CPU)"
 	print ""
-	print "Medians of " reps " repetitions. *lost* = markers never delivered (sequence gaps; max over the"
+	print "Medians of " (base_reps ? base_reps : reps) " repetitions" \
+	      (ratio_reps && ratio_reps != base_reps ? " (" ratio_reps " for " ratio_only ")" : "") \
+	      ". *lost* = markers never delivered (sequence gaps; max over the"
 	print "repetitions in brackets when it differs); *reported* = losses the consumer reported (\"+?\" ="
 	print "flagged without a count) / the kernel's overrun counter. *CPU ns/event* = user+sys time of"
 	print "every process of the consumer from ready to exit, per delivered marker. *stop* = SIGINT to exit."
-	print "*latency* = CLOCK_MONOTONIC at delivery minus at write, every 16th marker. *other* = CPU time"
+	print "*latency* = CLOCK_MONOTONIC at delivery minus at write, one marker per ms written. *other* = CPU time"
 	print "of everything else (other processes, interrupts, steal) on the two CPUs during the writer's run,"
 	print "in % of both: high values mean the point was disturbed."
 	print "\\* delivered counted without sequence numbers (kernel counters or output lines)."
@@ -344,11 +358,14 @@ END {
 	print ""
 	print "## Same-repetition ratios (median over repetitions) and targets"
 	print ""
+	print "The library against the floor: the median, then the lowest and highest of the repetitions."
+	print ""
 	print "| offered | library / floor CPU (≤ 1.25) | same, watermark 50 | trace-cmd stream / library CPU (≥ 10) | same, library at watermark 50 | trace-cmd stream / tracemap text CPU (≥ 2) | trace-cmd-mmap / stock record CPU (≤ 1) | trace-cmd-mmap / stock stream CPU |"
 	print "|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= nrates; i++) {
 		r = rates[i]
-		if (!nreps("mmap", r) && !nreps("tc-stream", r) && !nreps("tc-record", r))
+		if (!nreps("mmap", r) && !nreps("mmap-wm50", r) && !nreps("tc-stream", r) &&
+		    !nreps("tc-record", r))
 			continue
 		a = ratio("lib", "mmap", r, "cpu_per_ev")
 		a2 = ratio("lib-wm50", "mmap-wm50", r, "cpu_per_ev")
@@ -357,8 +374,11 @@ END {
 		c = ratio("tc-stream", "tm-text", r, "cpu_per_ev")
 		d = ratio("tcm-record", "tc-record", r, "cpu_per_ev")
 		e = ratio("tcm-stream", "tc-stream", r, "cpu_per_ev")
-		printf "| %s | %s %s | %s %s | %s %s | %s %s | %s %s | %s %s | %s |\n", rname(r),
-		       fx(a), a == "" ? "" : verdict(a <= 1.25), fx(a2), a2 == "" ? "" : verdict(a2 <= 1.25),
+		sa = ratio_span("lib", "mmap", r, "cpu_per_ev")
+		sa2 = ratio_span("lib-wm50", "mmap-wm50", r, "cpu_per_ev")
+		printf "| %s | %s %s%s | %s %s%s | %s %s | %s %s | %s %s | %s %s | %s |\n", rname(r),
+		       fx(a), a == "" ? "" : verdict(a <= 1.25), sa == "" ? "" : " (" sa ")",
+		       fx(a2), a2 == "" ? "" : verdict(a2 <= 1.25), sa2 == "" ? "" : " (" sa2 ")",
 		       fx(b), b == "" ? "" : verdict(b >= 10), fx(b2), b2 == "" ? "" : verdict(b2 >= 10),
 		       fx(c), c == "" ? "" : verdict(c >= 2), fx(d), d == "" ? "" : verdict(d <= 1),
 		       fx(e)
