@@ -72,6 +72,8 @@ static void ring_learn(struct tracemap_cpu *c, const struct tm_meta *m)
 		s->ring_prev[i] = i > 1 ? i - 1 : n - 1;
 	}
 	s->head = 1;
+	/* the first look at the whole ring that checks the order: in GATE_CHECK_NS */
+	s->scanned_ns = tm_now_ns();
 }
 
 /*

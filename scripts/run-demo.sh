@@ -104,9 +104,9 @@ awk '{ i = index($0, "] "); if (!i) next; s = substr($0, i + 2); sub(/^ *[0-9.]+
 # tracemap's own events: as the task, or as the task its sched events name;
 # not a wake-up from an interrupt that came while it ran (the system's: its
 # own wake-ups of other tasks are left out, libtracemap-stream(3))
-irq=$(grep -cE "tracemap-$tmpid +\[[0-9]+\] [0-9.]+: sched_wak(eup|ing): " "$tmp/events.txt")
+irq=$(grep -cE "tracemap-$tmpid +\[[0-9]+\] +[0-9.]+: sched_wak(eup|ing): " "$tmp/events.txt")
 own=$(grep -E "tracemap-$tmpid |tracemap:$tmpid |pid=$tmpid( |$)" "$tmp/events.txt" |
-	grep -cvE "tracemap-$tmpid +\[[0-9]+\] [0-9.]+: sched_wak(eup|ing): ")
+	grep -cvE "tracemap-$tmpid +\[[0-9]+\] +[0-9.]+: sched_wak(eup|ing): ")
 echo "== events of tracemap itself ($tmpid): $own of $lines (left out unless --no-filter);"
 echo "   $irq wake-ups by interrupts that came while it ran (the system's)"
 echo "== tracemap's statistics (stderr, after Ctrl-C):"

@@ -62,20 +62,20 @@ static void print_stats(struct tracemap_stream *s, double secs)
 
 	fprintf(stderr, "tracemap: %.1f s\n", secs);
 	/* maybe: follow gaps that may hide no loss (libtracemap-cpu(3)) */
-	fprintf(stderr, "%4s %-7s %12s %14s %10s %12s %10s %12s %10s %8s %10s %10s %6s\n", "cpu",
-		"backend", "events", "bytes", "lost", "lost_unknown", "wakeups", "get_reader",
-		"reads", "late", "own", "stolen", "maybe");
+	fprintf(stderr, "%4s %-7s %12s %14s %10s %12s %10s %12s %8s %10s %8s %10s %10s %6s\n",
+		"cpu", "backend", "events", "bytes", "lost", "lost_unknown", "wakeups", "get_reader",
+		"scans", "reads", "late", "own", "stolen", "maybe");
 	for (i = 0; i < tracemap_stream_nr_cpus(s); i++) {
 		c = tracemap_stream_cpu(s, i);
 		if (tracemap_cpu_stats(c, &st, sizeof(st)))
 			continue;
-		fprintf(stderr, "%4d %-7s %12llu %14llu %10llu %12llu %10llu %12llu %10llu %8llu "
-			"%10llu %10llu %6llu\n", tracemap_cpu_id(c),
+		fprintf(stderr, "%4d %-7s %12llu %14llu %10llu %12llu %10llu %12llu %8llu %10llu "
+			"%8llu %10llu %10llu %6llu\n", tracemap_cpu_id(c),
 			tracemap_cpu_backend(c) == TRACEMAP_BACKEND_MMAP ? "mmap" : "read",
 			(unsigned long long)st.events, (unsigned long long)st.bytes,
 			(unsigned long long)st.lost, (unsigned long long)st.lost_unknown,
 			(unsigned long long)st.wakeups, (unsigned long long)st.get_reader,
-			(unsigned long long)st.reads, (unsigned long long)st.late,
+			(unsigned long long)st.ring_scans, (unsigned long long)st.reads, (unsigned long long)st.late,
 			(unsigned long long)st.own, (unsigned long long)st.stolen,
 			(unsigned long long)st.gaps_possible);
 		tot.events += st.events;
@@ -84,17 +84,19 @@ static void print_stats(struct tracemap_stream *s, double secs)
 		tot.lost_unknown += st.lost_unknown;
 		tot.wakeups += st.wakeups;
 		tot.get_reader += st.get_reader;
+		tot.ring_scans += st.ring_scans;
 		tot.reads += st.reads;
 		tot.late += st.late;
 		tot.own += st.own;
 		tot.stolen += st.stolen;
 		tot.gaps_possible += st.gaps_possible;
 	}
-	fprintf(stderr, "%4s %-7s %12llu %14llu %10llu %12llu %10llu %12llu %10llu %8llu %10llu "
-		"%10llu %6llu\n", "all", "", (unsigned long long)tot.events,
+	fprintf(stderr, "%4s %-7s %12llu %14llu %10llu %12llu %10llu %12llu %8llu %10llu %8llu "
+		"%10llu %10llu %6llu\n", "all", "", (unsigned long long)tot.events,
 		(unsigned long long)tot.bytes, (unsigned long long)tot.lost,
 		(unsigned long long)tot.lost_unknown, (unsigned long long)tot.wakeups,
-		(unsigned long long)tot.get_reader, (unsigned long long)tot.reads,
+		(unsigned long long)tot.get_reader, (unsigned long long)tot.ring_scans,
+		(unsigned long long)tot.reads,
 		(unsigned long long)tot.late, (unsigned long long)tot.own,
 		(unsigned long long)tot.stolen, (unsigned long long)tot.gaps_possible);
 }

@@ -51,7 +51,7 @@ n=$(count "sched_process_exec: *filename=$SLP " self.out)
 # wake-up written by an interrupt that came while it ran (the system's: its
 # own wake-ups of other tasks are left out as caused, libtracemap-stream(3))
 own=$(grep -E "tracemap-$TMPID |tracemap:$TMPID |pid=$TMPID " self.out |
-	grep -cvE "tracemap-$TMPID +\[[0-9]+\] [0-9.]+: sched_wak(eup|ing): ")
+	grep -cvE "tracemap-$TMPID +\[[0-9]+\] +[0-9.]+: sched_wak(eup|ing): ")
 [ "$own" -eq 0 ] || { grep -E "$TMPID" self.out | head -5; tl_fail "$own own events printed"; }
 sw=$(count 'sched_switch:' self.out)
 [ "$sw" -gt 0 ] || tl_fail "no sched_switch of other tasks printed"
