@@ -10,9 +10,11 @@
 #   BENCH_RATES="100000 500000 1000000 0"   offered events/s, 0 = writer max
 #   BENCH_LAT_RATE=10000                    a low rate for the library's latency only
 #   BENCH_REPS=3  BENCH_DURATION_MS=1000    repetitions, writer time per point
-#   BENCH_RATIO_REPS=7                      repetitions of the library and floor
-#                                           rows, whose same-repetition ratio is a
-#                                           target: 3 left it to chance on this VM
+#   BENCH_RATIO_REPS=7                      repetitions of the rows whose
+#                                           same-repetition ratio is a target (the
+#                                           library and the floor, trace-cmd record
+#                                           with and without the mapping): 3 left
+#                                           the verdict to chance on this VM
 #   BENCH_ONLY="lib mmap"                   run only these consumers
 #   BENCH_MAX_OTHER=15                      re-measure a point disturbed by more than
 #                                           this % of foreign CPU time, once
@@ -30,9 +32,9 @@ LAT_ONLY="lib lib-ll lib-busy"
 MAX_OTHER=${BENCH_MAX_OTHER:-15}
 RETRY_BUDGET=${BENCH_RETRY_BUDGET_S:-240}
 REPS=${BENCH_REPS:-3}
-# the library against the floor: 10-15 % apart, each +-10 % from run to run
+# pairs 0-30 % apart whose members each move by about 10 % from run to run
 RATIO_REPS=${BENCH_RATIO_REPS:-7}
-RATIO_ONLY="lib mmap lib-wm50 mmap-wm50"
+RATIO_ONLY="lib mmap lib-wm50 mmap-wm50 tcm-record tc-record"
 ALL_REPS=$(( RATIO_REPS > REPS ? RATIO_REPS : REPS ))
 DUR=${BENCH_DURATION_MS:-1000}
 TRACEFS=/sys/kernel/tracing

@@ -358,7 +358,8 @@ END {
 	print ""
 	print "## Same-repetition ratios (median over repetitions) and targets"
 	print ""
-	print "The library against the floor: the median, then the lowest and highest of the repetitions."
+	print "The library against the floor and trace-cmd-mmap against stock record: the median, then the"
+	print "lowest and highest of the repetitions."
 	print ""
 	print "| offered | library / floor CPU (≤ 1.25) | same, watermark 50 | trace-cmd stream / library CPU (≥ 10) | same, library at watermark 50 | trace-cmd stream / tracemap text CPU (≥ 2) | trace-cmd-mmap / stock record CPU (≤ 1) | trace-cmd-mmap / stock stream CPU |"
 	print "|---|---|---|---|---|---|---|---|"
@@ -373,14 +374,16 @@ END {
 		b2 = ratio("tc-stream", "lib-wm50", r, "cpu_per_ev")
 		c = ratio("tc-stream", "tm-text", r, "cpu_per_ev")
 		d = ratio("tcm-record", "tc-record", r, "cpu_per_ev")
+		sd = ratio_span("tcm-record", "tc-record", r, "cpu_per_ev")
 		e = ratio("tcm-stream", "tc-stream", r, "cpu_per_ev")
 		sa = ratio_span("lib", "mmap", r, "cpu_per_ev")
 		sa2 = ratio_span("lib-wm50", "mmap-wm50", r, "cpu_per_ev")
-		printf "| %s | %s %s%s | %s %s%s | %s %s | %s %s | %s %s | %s %s | %s |\n", rname(r),
+		printf "| %s | %s %s%s | %s %s%s | %s %s | %s %s | %s %s | %s %s%s | %s |\n", rname(r),
 		       fx(a), a == "" ? "" : verdict(a <= 1.25), sa == "" ? "" : " (" sa ")",
 		       fx(a2), a2 == "" ? "" : verdict(a2 <= 1.25), sa2 == "" ? "" : " (" sa2 ")",
 		       fx(b), b == "" ? "" : verdict(b >= 10), fx(b2), b2 == "" ? "" : verdict(b2 >= 10),
-		       fx(c), c == "" ? "" : verdict(c >= 2), fx(d), d == "" ? "" : verdict(d <= 1),
+		       fx(c), c == "" ? "" : verdict(c >= 2),
+		       fx(d), d == "" ? "" : verdict(d <= 1), sd == "" ? "" : " (" sd ")",
 		       fx(e)
 	}
 	print ""

@@ -923,11 +923,9 @@ static void test_tick_no_backoff(void **state)
  * the old reader page where the head was), and a reset moves the writer
  * back to where the kernel's list of pages starts; a gate that looked only
  * at the sub-buffers numbered after the reader page would leave a lone
- * event unseen until its 100 ms fallback. (A gate that followed the ring's
- * order through the swaps and looked only after the head was tried: it
- * passes this test with 2 places before the head looked at too, fails the
- * reset without them, and saved no CPU the bench could measure, about 2 ns
- * an event at 100k/s, so the whole-ring look every 5 ms stayed.)
+ * event unseen until its 100 ms fallback. The gate follows the ring's
+ * order through its swaps and looks at the head (test_gate_follows_ring);
+ * a reset makes it forget the order and look at every sub-buffer.
  */
 static void test_tick_finds_lone_event(void **state)
 {
