@@ -1236,16 +1236,21 @@ static int wait_until(struct tracemap_stream *s, uint64_t deadline)
  * next_event: pause after wakeups that brought nothing, then start at most
  * one round per TM_MIN_ROUND_NS, sleeping at most until @deadline. Only at
  * watermark 0 (no tick): above it the kernel wakes in batches. A busy
- * poller asked for no sleep at all.
+ * poller asked for no sleep at all. Returns true when a signal cut a
+ * sleep short: poll and next_event then return -EINTR rather than wait
+ * on if the round brings nothing, as a signal in their own wait would.
  */
-static void pace(struct tracemap_stream *s, uint64_t deadline)
+static bool pace(struct tracemap_stream *s, uint64_t deadline)
 {
+	bool signalled = false;
+
 	if (s->flags & TRACEMAP_STREAM_BUSY_POLL)
-		return;
+		return false;
 	if (tm_wake_backoff(&s->wake))
-		tm_wake_pause();
+		signalled = tm_wake_pause();
 	if (s->timerfd < 0)
-		tm_wake_moderate(&s->wake, deadline);
+		signalled |= tm_wake_moderate(&s->wake, deadline);
+	return signalled;
 }
 
 static uint64_t deadline_of(int timeout_ms)
@@ -1299,7 +1304,7 @@ int tracemap_stream_consume(struct tracemap_stream *s)
  */
 int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 {
-	bool waited = false;
+	bool waited = false, signalled;
 	uint64_t deadline;
 	int ret;
 
@@ -1309,10 +1314,12 @@ int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 	for (;;) {
 		/* after a round that waits (round_waits()), only a wakeup brings news */
 		if (!s->drained) {
-			pace(s, deadline);
+			signalled = pace(s, deadline);
 			ret = run_round(s);
 			if (ret)
 				return ret;
+			if (signalled)
+				return tm_err(EINTR);
 		}
 		ret = wait_more(s, deadline, &waited);
 		if (ret <= 0)
@@ -1332,7 +1339,7 @@ int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event *ev,
 			       int timeout_ms)
 {
-	bool waited = false;
+	bool waited = false, signalled = false;
 	uint64_t deadline;
 	struct scpu *sc;
 	int ret;
@@ -1359,13 +1366,16 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 			*ev = sc->ev;
 			return 1;
 		}
+		/* a signal cut the pacing short and the round found nothing */
+		if (signalled)
+			return tm_err(EINTR);
 		if (round_waits(s, s->round_events > 0)) {
 			ret = wait_more(s, deadline, &waited);
 			if (ret <= 0)
 				return ret;
 		}
 		tm_wake_round(&s->wake, s->round_events);
-		pace(s, deadline);
+		signalled = pace(s, deadline);
 		new_round(s);
 	}
 }

@@ -336,13 +336,17 @@ struct tm_wake {
 #define TM_EMPTY_WAKES		3		/* empty wakeups before backing off */
 #define TM_BACKOFF_NS		1000000		/* the back-off pause */
 
-/* Sleep until the interval after the last round started, at most until @deadline. */
-void tm_wake_moderate(struct tm_wake *w, uint64_t deadline);
+/*
+ * Sleep until the interval after the last round started, at most until
+ * @deadline. Returns true when a signal cut the sleep short.
+ */
+bool tm_wake_moderate(struct tm_wake *w, uint64_t deadline);
 /* A moderated round delivered @events: the next interval, longer while rounds are busy. */
 void tm_wake_round(struct tm_wake *w, unsigned int events);
 /* Whether the next wait should pause TM_BACKOFF_NS instead of trusting the descriptor. */
 bool tm_wake_backoff(struct tm_wake *w);
-void tm_wake_pause(void);
+/* The back-off pause; true when a signal cut it short. */
+bool tm_wake_pause(void);
 
 /* A wakeup happened; data came. */
 static inline void tm_wake_woken(struct tm_wake *w)

@@ -41,15 +41,17 @@
  *
  * Documented in libtracemap-stream(3) and libtracemap-read(3).
  */
+#include <errno.h>
 #include <poll.h>
 #include <time.h>
 
 #include "cpu-local.h"
 
-void tm_wake_moderate(struct tm_wake *w, uint64_t deadline)
+bool tm_wake_moderate(struct tm_wake *w, uint64_t deadline)
 {
 	uint64_t now = tm_now_ns();
 	uint64_t until = w->round_ns + (w->interval_ns ? w->interval_ns : TM_MIN_ROUND_NS);
+	bool signalled = false;
 	struct timespec ts;
 
 	if (until > deadline)
@@ -57,11 +59,12 @@ void tm_wake_moderate(struct tm_wake *w, uint64_t deadline)
 	if (now < until) {
 		ts.tv_sec = until / 1000000000ULL;
 		ts.tv_nsec = until % 1000000000ULL;
-		/* EINTR: a signal for the caller, the round goes ahead */
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		/* EINTR: a signal for the caller; the round goes ahead, pace() tells */
+		signalled = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR;
 		now = tm_now_ns();
 	}
 	w->round_ns = now;
+	return signalled;
 }
 
 void tm_wake_round(struct tm_wake *w, unsigned int events)
@@ -84,11 +87,11 @@ bool tm_wake_backoff(struct tm_wake *w)
 	return true;
 }
 
-void tm_wake_pause(void)
+bool tm_wake_pause(void)
 {
 	static const struct timespec backoff = { .tv_nsec = TM_BACKOFF_NS };
 
-	nanosleep(&backoff, NULL);
+	return nanosleep(&backoff, NULL) < 0 && errno == EINTR;
 }
 
 /**
