@@ -4,13 +4,14 @@
 # The figures of make bench, beside results.md: CPU per event against the
 # offered rate for every consumer, and the highest lossless rate of each.
 #
-#   bench/plot.sh RAW.txt REPS OUTDIR
+#   bench/plot.sh RAW.txt REPS OUTDIR [REPS-AS-SHOWN]   (the title's words, default REPS)
 #
 # Writes OUTDIR/cpu-per-event.png and OUTDIR/lossless-rate.png with gnuplot
 # (Debian gnuplot-nox, installed by make bench) from the medians
 # bench/summarize.awk computes; prints the Markdown that shows them.
-raw=$1 reps=$2 dir=$3
-[ -r "$raw" ] && [ -n "$reps" ] && [ -d "$dir" ] || { echo "usage: $0 RAW.txt REPS OUTDIR" >&2; exit 1; }
+raw=$1 reps=$2 dir=$3 shown=${4:-$2}
+[ -r "$raw" ] && [ -n "$reps" ] && [ -d "$dir" ] ||
+	{ echo "usage: $0 RAW.txt REPS OUTDIR [REPS-AS-SHOWN]" >&2; exit 1; }
 command -v gnuplot > /dev/null || { echo "plot: gnuplot is not installed (Debian gnuplot-nox): no figures" >&2; exit 1; }
 awk -f "$(dirname "$0")/summarize.awk" -v reps="$reps" -v plotdir="$dir" "$raw" > /dev/null || exit 1
 [ -s "$dir/cpu.dat" ] && [ -s "$dir/lossless.dat" ] || { echo "plot: no data" >&2; exit 1; }
@@ -33,7 +34,7 @@ set grid ytics mytics
 set logscale y
 set ylabel "CPU ns per delivered event (log)"
 set xlabel "offered events/s (max: as fast as the writer goes)"
-set title "CPU per event: medians of $reps repetitions (make bench)"
+set title "CPU per event: medians of $shown repetitions (make bench)"
 set output "$dir/cpu-per-event.png"
 plot for [c=2:$ncol] "$dir/cpu.dat" using 0:c:xtic(1) with linespoints lw 2 pt (c % 6 + 4) lc (c - 1) title columnheader(c)
 set output "$dir/lossless-rate.png"

@@ -217,7 +217,7 @@ JIT1=$($B/tm-bench -J -d 1000)
 	awk -f bench/summarize.awk -v reps="$ALL_REPS" -v base_reps="$REPS" -v ratio_reps="$RATIO_REPS" \
 		-v ratio_only="$RATIO_ONLY" $RAW
 	# the figures, beside this file
-	if figs=$(sh bench/plot.sh $RAW "$ALL_REPS" $B); then
+	if figs=$(sh bench/plot.sh $RAW "$ALL_REPS" $B "$REPS ($RATIO_REPS for the library, floor and record rows)"); then
 		# a full run (default consumers, rates and repetitions) refreshes the README's figures
 		if [ -z "$BENCH_ONLY$BENCH_RATES$BENCH_REPS$BENCH_RATIO_REPS$BENCH_DURATION_MS" ] &&
 		   [ -d bench/figures ]; then
