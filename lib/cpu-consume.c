@@ -42,6 +42,12 @@
  * else had swapped in, another reader, a reset or a swap the order did
  * not predict forget it, and the gate then looks at every sub-buffer.
  */
+/* The sub-buffer before each one: the second half of ring_next's array. */
+static unsigned int *ring_prev(struct tracemap_cpu *c)
+{
+	return c->consume.ring_next + c->nr_subbufs;
+}
+
 static void ring_forget(struct tracemap_cpu *c, const char *why)
 {
 	struct tm_consume *s = &c->consume;
@@ -49,7 +55,7 @@ static void ring_forget(struct tracemap_cpu *c, const char *why)
 	if (!s->ring_next)
 		return;
 	free(s->ring_next);
-	s->ring_next = s->ring_prev = NULL;
+	s->ring_next = NULL;
 	tm_log(TRACEMAP_LOG_DEBUG, "cpu%d: %s: the ring's order is no longer known, GET_READER's "
 	       "gate looks at every sub-buffer", c->cpu, why);
 }
@@ -58,7 +64,7 @@ static void ring_forget(struct tracemap_cpu *c, const char *why)
 static void ring_learn(struct tracemap_cpu *c, const struct tm_meta *m)
 {
 	struct tm_consume *s = &c->consume;
-	unsigned int i, n = c->nr_subbufs;
+	unsigned int i, n = c->nr_subbufs, *prev;
 
 	if (c->get_reader || c->mode != TRACEMAP_MODE_CONSUME || m->id != 0 || n < 3)
 		return;
@@ -66,10 +72,10 @@ static void ring_learn(struct tracemap_cpu *c, const struct tm_meta *m)
 	s->ring_next = malloc(2 * (size_t)n * sizeof(*s->ring_next));
 	if (!s->ring_next)
 		return;
-	s->ring_prev = s->ring_next + n;
+	prev = ring_prev(c);
 	for (i = 1; i < n; i++) {
 		s->ring_next[i] = i + 1 < n ? i + 1 : 1;
-		s->ring_prev[i] = i > 1 ? i - 1 : n - 1;
+		prev[i] = i > 1 ? i - 1 : n - 1;
 	}
 	s->head = 1;
 	/* the first look at the whole ring that checks the order: in GATE_CHECK_NS */
@@ -85,19 +91,20 @@ static void ring_learn(struct tracemap_cpu *c, const struct tm_meta *m)
 static void ring_swap(struct tracemap_cpu *c, unsigned int old, unsigned int id, uint64_t overrun)
 {
 	struct tm_consume *s = &c->consume;
-	unsigned int prev, next;
+	unsigned int *back, prev, next;
 
 	if (old >= c->nr_subbufs || old == id || (id != s->head && overrun == s->head_overrun)) {
 		ring_forget(c, "a swap the order did not predict");
 		return;
 	}
 	s->head_overrun = overrun;
-	prev = s->ring_prev[id];
+	back = ring_prev(c);
+	prev = back[id];
 	next = s->ring_next[id];
 	s->ring_next[prev] = old;
-	s->ring_prev[old] = prev;
+	back[old] = prev;
 	s->ring_next[old] = next;
-	s->ring_prev[next] = old;
+	back[next] = old;
 	s->head = next;
 }
 
@@ -133,7 +140,7 @@ void tm_consume_init(struct tracemap_cpu *c)
 void tm_consume_free(struct tracemap_cpu *c)
 {
 	free(c->consume.ring_next);
-	c->consume.ring_next = c->consume.ring_prev = NULL;
+	c->consume.ring_next = NULL;
 }
 
 /* Data records in [start, end) of a region; -1 when one is corrupt. */
@@ -242,6 +249,23 @@ static bool data_after(struct tracemap_cpu *c, unsigned int from, unsigned int t
 }
 
 /*
+ * The look at the sub-buffers @from places after the reader page to the
+ * end of the ring, at most every @every ns (now @now): whether it found
+ * data at least as new as @ts. Counted in ring_scans.
+ */
+static bool look_far(struct tracemap_cpu *c, unsigned int from, uint64_t ts, uint64_t every,
+		     uint64_t now)
+{
+	struct tm_consume *s = &c->consume;
+
+	if (from >= c->nr_subbufs || now - s->scanned_ns < every)
+		return false;
+	s->scanned_ns = now;
+	c->st.ring_scans++;
+	return data_after(c, from, c->nr_subbufs, ts);
+}
+
+/*
  * Whether to call GET_READER now. On 6.18 ring_buffer_map_get_reader()
  * decides "not empty" from the event counters, and the writer counts an
  * event (rb_commit(): entries++) before it publishes it: on the first event
@@ -284,15 +308,11 @@ static bool worth_get_reader(struct tracemap_cpu *c)
 		if (data_on(c, s->head, ts))
 			goto yes;
 		now = tm_now_ns();
-		if (now - s->scanned_ns >= GATE_CHECK_NS) {
-			s->scanned_ns = now;
-			c->st.ring_scans++;
-			if (data_after(c, 1, c->nr_subbufs, ts)) {
-				/* the writer passes the head first: unless it did now, the order is wrong */
-				if (!data_on(c, s->head, ts))
-					ring_forget(c, "new data away from the head");
-				goto yes;
-			}
+		if (look_far(c, 1, ts, GATE_CHECK_NS, now)) {
+			/* the writer passes the head first: unless it did now, the order is wrong */
+			if (!data_on(c, s->head, ts))
+				ring_forget(c, "new data away from the head");
+			goto yes;
 		}
 	} else {
 		/*
@@ -309,12 +329,8 @@ static bool worth_get_reader(struct tracemap_cpu *c)
 		if (data_after(c, 1, near, ts))
 			goto yes;
 		now = tm_now_ns();
-		if (near < c->nr_subbufs && now - s->scanned_ns >= GATE_SCAN_NS) {
-			s->scanned_ns = now;
-			c->st.ring_scans++;
-			if (data_after(c, near, c->nr_subbufs, ts))
-				goto yes;
-		}
+		if (look_far(c, near, ts, GATE_SCAN_NS, now))
+			goto yes;
 	}
 	if (!s->gated_since)
 		s->gated_since = now;

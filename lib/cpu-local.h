@@ -45,10 +45,10 @@ struct tm_consume {
 	 * The ring's order as our GET_READER swaps left it (cpu-consume.c,
 	 * "the ring's order"): the sub-buffer after and before each one, and
 	 * the head, where the writer goes when it leaves the reader page.
-	 * ring_next is NULL while the order is not known.
+	 * ring_next holds nr_subbufs of each (ring_prev()); NULL while the
+	 * order is not known.
 	 */
 	unsigned int *ring_next;
-	unsigned int *ring_prev;
 	unsigned int head;
 	uint64_t head_overrun;	/* meta page overrun at the last swap: the head moves as it grows */
 	/* the second-consumer check of region id, done when the iterator has walked it */

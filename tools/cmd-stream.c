@@ -53,11 +53,26 @@ struct opts {
 
 /* ---------------------------------------------------------- statistics */
 
+/* One line of print_stats(): @cpu (a number or "all"), @backend, the counters. */
+static void print_stats_row(const char *cpu, const char *backend,
+			    const struct tracemap_cpu_stats *st)
+{
+	fprintf(stderr, "%4s %-7s %12llu %14llu %10llu %12llu %10llu %12llu %8llu %10llu %8llu "
+		"%10llu %10llu %6llu\n", cpu, backend, (unsigned long long)st->events,
+		(unsigned long long)st->bytes, (unsigned long long)st->lost,
+		(unsigned long long)st->lost_unknown, (unsigned long long)st->wakeups,
+		(unsigned long long)st->get_reader, (unsigned long long)st->ring_scans,
+		(unsigned long long)st->reads, (unsigned long long)st->late,
+		(unsigned long long)st->own, (unsigned long long)st->stolen,
+		(unsigned long long)st->gaps_possible);
+}
+
 /* The columns and their names: libtracemap-cpu(3), tracemap_cpu_stats. */
 static void print_stats(struct tracemap_stream *s, double secs)
 {
 	struct tracemap_cpu_stats st, tot = { 0 };
 	struct tracemap_cpu *c;
+	char cpu[16];
 	int i;
 
 	fprintf(stderr, "tracemap: %.1f s\n", secs);
@@ -69,15 +84,9 @@ static void print_stats(struct tracemap_stream *s, double secs)
 		c = tracemap_stream_cpu(s, i);
 		if (tracemap_cpu_stats(c, &st, sizeof(st)))
 			continue;
-		fprintf(stderr, "%4d %-7s %12llu %14llu %10llu %12llu %10llu %12llu %8llu %10llu "
-			"%8llu %10llu %10llu %6llu\n", tracemap_cpu_id(c),
-			tracemap_cpu_backend(c) == TRACEMAP_BACKEND_MMAP ? "mmap" : "read",
-			(unsigned long long)st.events, (unsigned long long)st.bytes,
-			(unsigned long long)st.lost, (unsigned long long)st.lost_unknown,
-			(unsigned long long)st.wakeups, (unsigned long long)st.get_reader,
-			(unsigned long long)st.ring_scans, (unsigned long long)st.reads, (unsigned long long)st.late,
-			(unsigned long long)st.own, (unsigned long long)st.stolen,
-			(unsigned long long)st.gaps_possible);
+		snprintf(cpu, sizeof(cpu), "%d", tracemap_cpu_id(c));
+		print_stats_row(cpu, tracemap_cpu_backend(c) == TRACEMAP_BACKEND_MMAP ? "mmap" : "read",
+				&st);
 		tot.events += st.events;
 		tot.bytes += st.bytes;
 		tot.lost += st.lost;
@@ -91,14 +100,7 @@ static void print_stats(struct tracemap_stream *s, double secs)
 		tot.stolen += st.stolen;
 		tot.gaps_possible += st.gaps_possible;
 	}
-	fprintf(stderr, "%4s %-7s %12llu %14llu %10llu %12llu %10llu %12llu %8llu %10llu %8llu "
-		"%10llu %10llu %6llu\n", "all", "", (unsigned long long)tot.events,
-		(unsigned long long)tot.bytes, (unsigned long long)tot.lost,
-		(unsigned long long)tot.lost_unknown, (unsigned long long)tot.wakeups,
-		(unsigned long long)tot.get_reader, (unsigned long long)tot.ring_scans,
-		(unsigned long long)tot.reads,
-		(unsigned long long)tot.late, (unsigned long long)tot.own,
-		(unsigned long long)tot.stolen, (unsigned long long)tot.gaps_possible);
+	print_stats_row("all", "", &tot);
 }
 
 /*
