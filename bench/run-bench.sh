@@ -34,7 +34,7 @@ RETRY_BUDGET=${BENCH_RETRY_BUDGET_S:-240}
 REPS=${BENCH_REPS:-3}
 # pairs 0-30 % apart whose members each move by about 10 % from run to run
 RATIO_REPS=${BENCH_RATIO_REPS:-7}
-RATIO_ONLY="lib mmap lib-wm50 mmap-wm50 tcm-record tc-record"
+RATIO_ONLY="lib mmap lib-wm50 mmap-wm50 walk-wm50 tcm-record tc-record"
 ALL_REPS=$(( RATIO_REPS > REPS ? RATIO_REPS : REPS ))
 DUR=${BENCH_DURATION_MS:-1000}
 TRACEFS=/sys/kernel/tracing
@@ -115,6 +115,8 @@ consumers() {
 	r=; has_cap lib || r="lib/stream.c not built"
 	echo "lib-wm50|own|$r|$CONS -w 50 -l 100 -m lib"
 	echo "mmap-wm50|own||$CONS -w 50 -l 100 -m mmap"
+	# the floor that also walks and checks every record: what the library adds to that
+	echo "walk-wm50|own||$CONS -w 50 -l 100 -m walk"
 	r=; [ -n "$TCMMAP" ] || r="trace-cmd-mmap not built"
 	echo "tcm-record|dat|$r|$TCMMAP record -d --no-filter -B {I} $EV -o {O}.dat"
 	echo "tcm-stream|text|$r|$TCMMAP stream -d --no-filter -B {I} $EV"

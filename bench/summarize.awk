@@ -245,7 +245,7 @@ function rows(order, n,    o, i, name) {
 function verdict(ok) { return ok == "" ? "n/a" : ok ? "met" : "**missed**" }
 
 BEGIN {
-	n3 = split("lib lib-ll lib-busy tm-text tm-text-wm0 tm-raw tc-stream tracefs read mmap lib-wm50 mmap-wm50", order3, " ")
+	n3 = split("lib lib-ll lib-busy tm-text tm-text-wm0 tm-raw tc-stream tracefs read mmap lib-wm50 mmap-wm50 walk-wm50", order3, " ")
 	split("tcm-record tc-record tcm-stream tc-stream", order4, " ")
 	label["lib"] = "library stream (default)"
 	label["lib-ll"] = "library stream (LOW_LATENCY: a wakeup per event)"
@@ -259,6 +259,7 @@ BEGIN {
 	label["mmap"] = "minimal mmap + GET_READER (floor)"
 	label["lib-wm50"] = "library stream (watermark 50)"
 	label["mmap-wm50"] = "floor (watermark 50)"
+	label["walk-wm50"] = "floor that walks and checks every record (watermark 50)"
 	label["tcm-record"] = "`trace-cmd-mmap record`"
 	label["tc-record"] = "`trace-cmd record -d --no-filter`"
 	label["tcm-stream"] = "`trace-cmd-mmap stream`"
@@ -385,6 +386,26 @@ END {
 		       fx(c), c == "" ? "" : verdict(c >= 2),
 		       fx(d), d == "" ? "" : verdict(d <= 1), sd == "" ? "" : " (" sd ")",
 		       fx(e)
+	}
+	if ("walk-wm50" in seen) {
+		print ""
+		print "Where the library at watermark 50 stands between the floor, which reads no event, and the floor"
+		print "that also walks every record it is handed with the library's record walker and checks it as the"
+		print "library's callback does (one loop: no merge, no gate before GET_READER, no callback):"
+		print ""
+		print "| offered | library / walking floor CPU | walking floor / floor CPU |"
+		print "|---|---|---|"
+		for (i = 1; i <= nrates; i++) {
+			r = rates[i]
+			if (!nreps("walk-wm50", r))
+				continue
+			a = ratio("lib-wm50", "walk-wm50", r, "cpu_per_ev")
+			sa = ratio_span("lib-wm50", "walk-wm50", r, "cpu_per_ev")
+			b = ratio("walk-wm50", "mmap-wm50", r, "cpu_per_ev")
+			sb = ratio_span("walk-wm50", "mmap-wm50", r, "cpu_per_ev")
+			printf "| %s | %s%s | %s%s |\n", rname(r), fx(a), sa == "" ? "" : " (" sa ")",
+			       fx(b), sb == "" ? "" : " (" sb ")"
+		}
 	}
 	print ""
 	print "| target | measured | verdict |"

@@ -16,12 +16,16 @@
  *   tracefs  libtracefs tracefs_iterate_raw_events(), called again after each wait
  *   mmap     the floor: mmap + TRACE_MMAP_IOCTL_GET_READER and nothing else;
  *            delivered and lost come from the meta page counters
+ *   walk     the floor, and every record it is handed walked with the
+ *            library's record walker (tm_walk_next()) and checked like the
+ *            lib callback: the least any consumer that delivers events pays,
+ *            one loop with no merge, no gate, no callback
  *   idle     reads nothing: the writer alone
  *
  * -L opens the stream (lib, busy) with TRACEMAP_STREAM_LOW_LATENCY, a
  * wakeup per event (what tracemap stream does), instead of the default
  * watermark and tick.
- * -w sets the instance's buffer_percent for the peers (read, tracefs, mmap)
+ * -w sets the instance's buffer_percent for the peers (read, tracefs, mmap, walk)
  * and the stream's watermark (lib, busy); -l is the longest wait between
  * drains. Without them every consumer keeps its own defaults.
  */
@@ -44,6 +48,7 @@
 
 #include "tracemap.h"
 #include "uapi/trace_mmap.h"
+#include "tracemap-local.h"
 #include "bench.h"
 
 /*
@@ -391,6 +396,7 @@ struct fcpu {
 	size_t len;
 	uint64_t read0, overrun0;
 	unsigned int id, rd;
+	struct tm_walk w;		/* -m walk: the reader sub-buffer's records */
 };
 
 static int map_cpu(int fd, struct fcpu *f)
@@ -414,8 +420,31 @@ static int map_cpu(int fd, struct fcpu *f)
 	return 0;
 }
 
-/* GET_READER until the kernel hands out nothing new */
-static void drain_cpu(struct cons *c, int fd, struct fcpu *f)
+/*
+ * -m walk: the bytes GET_READER just handed out, up to @rd of sub-buffer
+ * @id, walked with the library's record walker and checked as the library
+ * stream's callback checks them.
+ */
+static void walk_cpu(struct cons *c, struct fcpu *f, unsigned int id, unsigned int rd)
+{
+	const unsigned char *sb;
+	struct tm_rec rec;
+
+	if (id != f->id || !f->w.data) {
+		sb = (const unsigned char *)f->meta + f->meta->meta_page_size +
+		     (size_t)id * f->meta->subbuf_size;
+		f->w.data = sb + TM_SUBBUF_HDR;
+		/* the reader page found at start: what was read before is not ours */
+		f->w.off = id == f->id ? f->rd : 0;
+		memcpy(&f->w.ts, sb, sizeof(f->w.ts));
+	}
+	f->w.end = rd;
+	while (tm_walk_next(&f->w, &rec) > 0)
+		marker(c, rec.payload, rec.size, true);
+}
+
+/* GET_READER until the kernel hands out nothing new (@walk: and walk it) */
+static void drain_cpu(struct cons *c, int fd, struct fcpu *f, bool walk)
 {
 	for (;;) {
 		unsigned int id, rd;
@@ -427,12 +456,14 @@ static void drain_cpu(struct cons *c, int fd, struct fcpu *f)
 		rd = __atomic_load_n(&f->meta->reader.read, __ATOMIC_ACQUIRE);
 		if (id == f->id && rd == f->rd)
 			return;
+		if (walk)
+			walk_cpu(c, f, id, rd);
 		f->id = id;
 		f->rd = rd;
 	}
 }
 
-static int run_mmap(struct cons *c, int ready_fd)
+static int run_mmap(struct cons *c, int ready_fd, bool walk)
 {
 	int n = bn_nr_cpus(), fds[64], i;
 	struct fcpu f[64];
@@ -452,13 +483,14 @@ static int run_mmap(struct cons *c, int ready_fd)
 		bool last = stop;
 
 		for (i = 0; i < n; i++)
-			drain_cpu(c, fds[i], &f[i]);
+			drain_cpu(c, fds[i], &f[i], walk);
 		c->drains++;
 		if (last)
 			break;
 		wait_cpus(c, fds, n);
 	}
-	c->noseq = true;
+	/* the walk counts what it delivered; the floor only what the kernel handed out */
+	c->noseq = !walk;
 	for (i = 0; i < n; i++) {
 		c->kernel_delivered += f[i].meta->read - f[i].read0;
 		c->lost += f[i].meta->overrun - f[i].overrun0;
@@ -489,7 +521,7 @@ static int run_idle(struct cons *c, int ready_fd)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: tm-consume -m lib|busy|read|tracefs|mmap|idle -B instance -t tag "
+	fprintf(stderr, "usage: tm-consume -m lib|busy|read|tracefs|mmap|walk|idle -B instance -t tag "
 		"[-w watermark] [-l latency_ms] [-L] [-R ready_fd]\n       tm-consume -c|-p\n");
 	exit(1);
 }
@@ -511,7 +543,7 @@ int main(int argc, char **argv)
 #ifdef BN_HAVE_STREAM
 			printf("lib busy ");
 #endif
-			printf("read tracefs mmap idle\n");
+			printf("read tracefs mmap walk idle\n");
 			return 0;
 		case 'm': mode = optarg; break;
 		case 'B': c.inst = optarg; break;
@@ -548,7 +580,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(mode, "tracefs"))
 		r = run_tracefs(&c, ready_fd);
 	else if (!strcmp(mode, "mmap"))
-		r = run_mmap(&c, ready_fd);
+		r = run_mmap(&c, ready_fd, false);
+	else if (!strcmp(mode, "walk"))
+		r = run_mmap(&c, ready_fd, true);
 	else if (!strcmp(mode, "idle"))
 		r = run_idle(&c, ready_fd);
 	else

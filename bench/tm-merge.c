@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sbuf-encode.h"
 #include "tracemap-local.h"
@@ -167,7 +168,8 @@ static __attribute__((noinline)) int run_walk(struct sbe_ring *rings, struct flo
 int main(int argc, char **argv)
 {
 	struct tracemap_stream_opts o = { .sz = sizeof(o), .on_event = on_event };
-	uint64_t n = 400000, batch = 37000, ncpu[2] = { 0, 0 }, done;
+	uint64_t n = 400000, batch = 37000, ncpu[2] = { 0, 0 }, done, drain_ns = 0;
+	struct timespec t0, t1;
 	struct tracemap_stream *s = NULL;
 	struct floor f[2] = { { 0 }, { 0 } };
 	struct tracemap_cpu *c[2];
@@ -229,13 +231,16 @@ int main(int argc, char **argv)
 	for (done = 0; done < n && ret >= 0; done += batch) {
 		if (write_events(rings, done, done + batch < n ? done + batch : n, ncpu))
 			return 1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		ret = s ? run_stream(s) : run_walk(rings, f, &k);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		drain_ns += (t1.tv_sec - t0.tv_sec) * 1000000000ull + t1.tv_nsec - t0.tv_nsec;
 		if (ret < 0)
 			fprintf(stderr, "tm-merge: %s\n", strerror(-ret));
 	}
-	printf("scenario=%s mode=%s events=%llu cpu0=%llu cpu1=%llu delivered=%llu\n", scenario,
-	       mode, (unsigned long long)n, (unsigned long long)ncpu[0],
-	       (unsigned long long)ncpu[1], (unsigned long long)k.delivered);
+	printf("scenario=%s mode=%s events=%llu cpu0=%llu cpu1=%llu delivered=%llu drain_ns_per_event=%.2f\n",
+	       scenario, mode, (unsigned long long)n, (unsigned long long)ncpu[0],
+	       (unsigned long long)ncpu[1], (unsigned long long)k.delivered, (double)drain_ns / n);
 	if (s)
 		tracemap_stream_close(s);
 	else

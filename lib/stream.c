@@ -1010,7 +1010,6 @@ static long long add_missed(long long a, long long b)
 	return a + b;
 }
 
-/* Returns 1 when delivered, 0 when left out as own, or the callback's < 0. */
 /*
  * @sc's event, taken: left out as the stream's own (0), or observed and
  * given to on_event (1, or < 0 from the callback). deliver() and a run
