@@ -27,7 +27,9 @@
  *
  * The callback checks each event's sequence number (in time order for the
  * stream, per CPU for the walk) and the run fails on a mismatch or a count
- * other than n.
+ * other than n. The result line ends with the draining's wall-clock time
+ * per event (drain_ns_per_event): a quick look at the merge's speed on
+ * this machine beside callgrind's exact count.
  */
 #include <errno.h>
 #include <getopt.h>
