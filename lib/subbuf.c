@@ -33,6 +33,21 @@ static inline int data_record(struct tm_walk *w, struct tm_rec *rec, const unsig
 	return 1;
 }
 
+/*
+ * A null padding (delta 0, @array0 bytes after its length word, @left
+ * bytes from its start to the walk's end) ends the data. Bytes after it
+ * within the walk's end are no kernel's: kbuffer would read records there
+ * (it skips a padding by its length), this walk would not, and a page
+ * written from the region would hold events nobody counted. Corrupt.
+ */
+static int null_padding(struct tm_walk *w, uint32_t array0, unsigned int left)
+{
+	if (4 + (uint64_t)array0 < left)
+		return tm_err(EBADMSG);
+	w->off = w->end;
+	return 0;
+}
+
 int tm_walk_next_slow(struct tm_walk *w, struct tm_rec *rec)
 {
 	while (w->off < w->end) {
@@ -63,11 +78,8 @@ int tm_walk_next_slow(struct tm_walk *w, struct tm_rec *rec)
 			len = ((array0 - 4) + 3) & ~3u;
 			return data_record(w, rec, p, 8, len, left, delta);
 		case TM_TYPE_PADDING:
-			/* a null padding (delta 0) ends the data */
-			if (!delta) {
-				w->off = w->end;
-				return 0;
-			}
+			if (!delta)
+				return null_padding(w, array0, left);
 			/*
 			 * Discarded event or end-of-page filler: kbuffer adds its
 			 * delta. The kernel's are at least 8 bytes (array[0] >= 4);

@@ -117,6 +117,7 @@ static void test_bad_records(void **state)
 		{ "padding with array[0] past the end", { SBE_PADDING | (1 << 5), 5 }, 8 },
 		{ "padding with array[0] 0xffffffff", { SBE_PADDING | (9 << 5), 0xffffffff }, 8 },
 		{ "null padding without array[0]", { SBE_PADDING }, 4 },
+		{ "null padding with a record after it", { SBE_PADDING, 4, 1 }, 12 },
 		{ "time extend cut", { SBE_TIME_EXTEND | (5 << 5) }, 4 },
 		{ "time stamp cut", { SBE_TIME_STAMP | (5 << 5) }, 4 },
 		{ "time extend then nothing of the event", { SBE_TIME_EXTEND, 1, 3 }, 10 },
@@ -173,6 +174,32 @@ static void test_bad_after_good(void **state)
 	assert_int_equal(w.ts, T0 + 9);
 	free(d);
 	sbe_release(&e);
+}
+
+/*
+ * A null padding (delta 0) ends the data when it reaches the walk's end,
+ * as the kernel's filler to the end of the page does; it may reach past it.
+ */
+static void test_null_padding_ends_data(void **state)
+{
+	uint32_t words[4] = { 1 | (6 << 5), 0xabcd, SBE_PADDING, 4 };
+	struct tm_walk w;
+	struct tm_rec rec;
+	unsigned char *d;
+
+	d = exact_copy(words, sizeof(words));
+	w = (struct tm_walk){ d, 0, sizeof(words), 100 };
+	assert_int_equal(tm_walk_next(&w, &rec), 1);
+	assert_int_equal(rec.ts, 106);
+	assert_int_equal(tm_walk_next(&w, &rec), 0);
+	assert_int_equal(w.off, sizeof(words));
+	free(d);
+	/* its length past the walk's end */
+	words[3] = 400;
+	d = exact_copy(words, sizeof(words));
+	w = (struct tm_walk){ d, 0, sizeof(words), 100 };
+	assert_int_equal(tm_walk_skip(&w, sizeof(words)), 0);
+	free(d);
 }
 
 /*
@@ -302,6 +329,7 @@ int main(void)
 		cmocka_unit_test(test_truncated_pages),
 		cmocka_unit_test(test_bad_records),
 		cmocka_unit_test(test_bad_after_good),
+		cmocka_unit_test(test_null_padding_ends_data),
 		cmocka_unit_test(test_short_padding),
 		cmocka_unit_test(test_mutations),
 	};
