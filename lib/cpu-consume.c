@@ -265,6 +265,30 @@ static bool look_far(struct tracemap_cpu *c, unsigned int from, uint64_t ts, uin
 	return data_after(c, from, c->nr_subbufs, ts);
 }
 
+/* The time stamp of the reader page @sb: 0 for one that never held data (a stale one). */
+static uint64_t reader_ts(struct tracemap_cpu *c, const unsigned char *sb)
+{
+	return c->consume.off ? tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_RELAXED) : 0;
+}
+
+/* The sub-buffers after the reader page looked at while the ring's order is not known, plus one. */
+static unsigned int near_subbufs(const struct tracemap_cpu *c)
+{
+	return c->nr_subbufs < GATE_NEAR + 1 ? c->nr_subbufs : GATE_NEAR + 1;
+}
+
+/*
+ * The quick look past the reader page: whether the head (the ring's order
+ * known), else one of the GATE_NEAR sub-buffers after the reader page, has
+ * committed data at least as new as @ts.
+ */
+static bool data_past_reader(struct tracemap_cpu *c, uint64_t ts)
+{
+	if (c->consume.ring_next)
+		return data_on(c, c->consume.head, ts);
+	return data_after(c, 1, near_subbufs(c), ts);
+}
+
 /*
  * Whether to call GET_READER now. On 6.18 ring_buffer_map_get_reader()
  * decides "not empty" from the event counters, and the writer counts an
@@ -291,7 +315,6 @@ static bool worth_get_reader(struct tracemap_cpu *c)
 {
 	struct tm_consume *s = &c->consume;
 	const unsigned char *sb;
-	unsigned int near;
 	uint64_t ts, now;
 
 	/* a synthetic mapping (fuzzing) has no writer to race with */
@@ -301,36 +324,19 @@ static bool worth_get_reader(struct tracemap_cpu *c)
 	/* pairs with the smp_wmb() before the writer raises commit (rb_set_commit_to_write()) */
 	if (TM_COMMIT_SIZE(tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_ACQUIRE)) != s->off)
 		goto yes;
-	/* a reader page that never held data has a stale time stamp */
-	ts = s->off ? tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_RELAXED) : 0;
+	ts = reader_ts(c, sb);
+	if (data_past_reader(c, ts))
+		goto yes;
+	now = tm_now_ns();
 	if (s->ring_next) {
-		/* the writer leaves the reader page for the head ("the ring's order") */
-		if (data_on(c, s->head, ts))
-			goto yes;
-		now = tm_now_ns();
 		if (look_far(c, 1, ts, GATE_CHECK_NS, now)) {
 			/* the writer passes the head first: unless it did now, the order is wrong */
 			if (!data_on(c, s->head, ts))
 				ring_forget(c, "new data away from the head");
 			goto yes;
 		}
-	} else {
-		/*
-		 * From the id after ours: the kernel numbers the sub-buffers
-		 * in ring order from the head when it maps them, and a reader
-		 * that keeps up swaps them in that order, so the next one is
-		 * often the first one looked at. The whole ring (a TLB miss
-		 * per sub-buffer) only every GATE_SCAN_NS: an idle CPU's
-		 * buffer was scanned on every round, 18 % of the tool's CPU
-		 * on an idle system. Data the near ones do not show is then
-		 * seen at most that much later.
-		 */
-		near = c->nr_subbufs < GATE_NEAR + 1 ? c->nr_subbufs : GATE_NEAR + 1;
-		if (data_after(c, 1, near, ts))
-			goto yes;
-		now = tm_now_ns();
-		if (look_far(c, near, ts, GATE_SCAN_NS, now))
-			goto yes;
+	} else if (look_far(c, near_subbufs(c), ts, GATE_SCAN_NS, now)) {
+		goto yes;
 	}
 	if (!s->gated_since)
 		s->gated_since = now;
@@ -339,6 +345,20 @@ static bool worth_get_reader(struct tracemap_cpu *c)
 yes:
 	s->gated_since = 0;
 	return true;
+}
+
+/*
+ * Whether the writer has left the reader page, as far as the mapping shows
+ * at a glance (data_past_reader()): the next GET_READER then swaps in a
+ * sub-buffer with data. False when it cannot tell (a synthetic mapping).
+ */
+bool tm_consume_writer_left(struct tracemap_cpu *c)
+{
+	struct tm_consume *s = &c->consume;
+
+	if (c->get_reader || s->id >= c->nr_subbufs)
+		return false;
+	return data_past_reader(c, reader_ts(c, tm_subbuf_at(c, s->id)));
 }
 
 int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r, bool walked)

@@ -193,6 +193,8 @@ int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r, bool wa
  */
 void tm_consume_walked(struct tracemap_cpu *c, unsigned int id, const struct tm_walk *w,
 		       bool bad, unsigned int recs);
+/* Whether the mapping shows the writer past the reader page (false: cannot tell). */
+bool tm_consume_writer_left(struct tracemap_cpu *c);
 
 /* cpu-read.c */
 void tm_read_init(struct tracemap_cpu *c);

@@ -820,6 +820,12 @@ bool tm_cpu_region_left(const struct tracemap_cpu *c)
 	return c->it.have_region && c->it.walk.off < c->it.walk.end;
 }
 
+bool tm_cpu_writer_left(struct tracemap_cpu *c)
+{
+	return c->backend == TRACEMAP_BACKEND_MMAP && c->mode == TRACEMAP_MODE_CONSUME &&
+	       tm_consume_writer_left(c);
+}
+
 uint64_t tm_cpu_backlog(const struct tracemap_cpu *c)
 {
 	struct tracemap_cpu_stats s = { 0 };

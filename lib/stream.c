@@ -706,8 +706,9 @@ struct tm_decode *tm_stream_decode(struct tracemap_stream *s)
 /* ------------------------------------------------------------ merging */
 
 /*
- * Chase limit: a region that continues the sub-buffer of the previous one
- * means the writer is on the reader page, and every further GET_READER in
+ * Chase limit: a region that continues the sub-buffer of the previous one,
+ * while the mapping shows no data past it (tm_cpu_writer_left()), means
+ * the writer is on the reader page, and every further GET_READER in
  * this round would hand out the one to three events written meanwhile, each
  * for a call that costs per event in the kernel. Such a CPU delivers the rest
  * of that region and then waits for the next round, like a CPU out of
@@ -794,7 +795,12 @@ static int fetch(struct tracemap_stream *s, struct scpu *sc)
 		sc->regions = regions;
 		sc->region_op = op;
 		id = tm_cpu_region_id(sc->c);
-		if (sc->region_seen && id == sc->region_id)
+		/*
+		 * The same sub-buffer again: the writer is on the reader page,
+		 * unless the mapping shows it gone on (the first region of a
+		 * round often ends the page the last round stopped on).
+		 */
+		if (sc->region_seen && id == sc->region_id && !tm_cpu_writer_left(sc->c))
 			sc->chased = true;
 		sc->region_id = id;
 		sc->region_seen = true;

@@ -430,6 +430,12 @@ unsigned int tm_cpu_region_id(const struct tracemap_cpu *c);
 /* tracemap_cpu_next_event() still has bytes of its current region to walk: no call into the kernel. */
 bool tm_cpu_region_left(const struct tracemap_cpu *c);
 /*
+ * Consuming through the mapping, the mapping shows the writer past the
+ * reader page: the next call into the kernel swaps in a sub-buffer with
+ * data. False when it does not show it or the reader cannot tell.
+ */
+bool tm_cpu_writer_left(struct tracemap_cpu *c);
+/*
  * The walk of that region, lent (NULL: none): the caller walks it on with
  * tm_walk_next(), makes events of the records as tm_event_from_rec() does
  * (missed 0: a loss went out with the region's first event) and counts

@@ -970,6 +970,31 @@ static void test_tick_finds_lone_event(void **state)
 }
 
 /*
+ * A round first ends the sub-buffer the last round stopped on, where the
+ * writer was then. It has gone on since: that region is no chase of the
+ * writer (stream.c, has_budget()), and one round delivers the whole burst,
+ * not the end of the old page first and the rest a round (a wakeup) later.
+ */
+static void test_round_ends_old_page(void **state)
+{
+	int i, ret;
+
+	new_instance(256);
+	open_stream(0, 50, 5, TRACEMAP_MODE_CONSUME);
+	for (i = 0; i < 3; i++) {
+		/* a few events: the round stops on the page the writer is on */
+		write_markers_on(0, 1003 * i, 3);
+		poll_until(1003 * i + 3, 200);
+		/* pages of them: the writer leaves that page */
+		write_markers_on(0, 1003 * i + 3, 1000);
+		ret = tracemap_stream_consume(stream);
+		if (ret != 1000)
+			fail_msg("burst %d: one round delivered %d of 1000 events", i, ret);
+	}
+	assert_exactly_once(3009);
+}
+
+/*
  * With the ring's order known (cpu-consume.c, "the ring's order"), the gate
  * before GET_READER looks at the reader page and the head only, and at the
  * whole ring once a second: a lone event below the watermark arrives
@@ -1453,6 +1478,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_signal_in_pacing, teardown),
 		cmocka_unit_test_teardown(test_tick_no_backoff, teardown),
 		cmocka_unit_test_teardown(test_tick_finds_lone_event, teardown),
+		cmocka_unit_test_teardown(test_round_ends_old_page, teardown),
 		cmocka_unit_test_teardown(test_gate_follows_ring, teardown),
 		cmocka_unit_test_teardown(test_wake_flow, teardown),
 		cmocka_unit_test_teardown(test_wake_busy, teardown),
