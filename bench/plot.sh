@@ -42,7 +42,10 @@ unset logscale y
 unset key
 set style fill solid 0.6
 set boxwidth 0.7
-set xtics rotate by -35
+# right-aligned at the tick: long names run down and left, not off the canvas
+set xtics rotate by 35 right
+set bmargin 17
+set lmargin 34
 set ylabel "highest offered rate with zero loss (events/s; 0: none)"
 set xlabel ""
 set title "Highest lossless rate per consumer (max = the writer's own rate)"
