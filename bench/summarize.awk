@@ -72,6 +72,17 @@ function ratio_span(a, b, rate, f,    x, n) {
 	return n ? sprintf("%.2f–%.2f of %d", x[1], x[n], n) : ""
 }
 
+# A ratio table's cell of CPU per event A/B: the median, its verdict against
+# LIMIT when OP is "<=" or ">=", and with SPAN set the lowest-highest in brackets
+function ratio_cell(a, b, rate, op, limit, span,    x, out, sp) {
+	x = ratio(a, b, rate, "cpu_per_ev")
+	out = fx(x)
+	if (x != "" && op != "")
+		out = out " " verdict(op == "<=" ? x <= limit : x >= limit)
+	sp = span ? ratio_span(a, b, rate, "cpu_per_ev") : ""
+	return out (sp == "" ? "" : " (" sp ")")
+}
+
 function rname(r) {
 	if (r == 0) return "max"
 	if (r >= 1000000 && r % 1000000 == 0) return r / 1000000 "M"
@@ -369,23 +380,14 @@ END {
 		if (!nreps("mmap", r) && !nreps("mmap-wm50", r) && !nreps("tc-stream", r) &&
 		    !nreps("tc-record", r))
 			continue
-		a = ratio("lib", "mmap", r, "cpu_per_ev")
-		a2 = ratio("lib-wm50", "mmap-wm50", r, "cpu_per_ev")
-		b = ratio("tc-stream", "lib", r, "cpu_per_ev")
-		b2 = ratio("tc-stream", "lib-wm50", r, "cpu_per_ev")
-		c = ratio("tc-stream", "tm-text", r, "cpu_per_ev")
-		d = ratio("tcm-record", "tc-record", r, "cpu_per_ev")
-		sd = ratio_span("tcm-record", "tc-record", r, "cpu_per_ev")
-		e = ratio("tcm-stream", "tc-stream", r, "cpu_per_ev")
-		sa = ratio_span("lib", "mmap", r, "cpu_per_ev")
-		sa2 = ratio_span("lib-wm50", "mmap-wm50", r, "cpu_per_ev")
-		printf "| %s | %s %s%s | %s %s%s | %s %s | %s %s | %s %s | %s %s%s | %s |\n", rname(r),
-		       fx(a), a == "" ? "" : verdict(a <= 1.25), sa == "" ? "" : " (" sa ")",
-		       fx(a2), a2 == "" ? "" : verdict(a2 <= 1.25), sa2 == "" ? "" : " (" sa2 ")",
-		       fx(b), b == "" ? "" : verdict(b >= 10), fx(b2), b2 == "" ? "" : verdict(b2 >= 10),
-		       fx(c), c == "" ? "" : verdict(c >= 2),
-		       fx(d), d == "" ? "" : verdict(d <= 1), sd == "" ? "" : " (" sd ")",
-		       fx(e)
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", rname(r),
+		       ratio_cell("lib", "mmap", r, "<=", 1.25, 1),
+		       ratio_cell("lib-wm50", "mmap-wm50", r, "<=", 1.25, 1),
+		       ratio_cell("tc-stream", "lib", r, ">=", 10),
+		       ratio_cell("tc-stream", "lib-wm50", r, ">=", 10),
+		       ratio_cell("tc-stream", "tm-text", r, ">=", 2),
+		       ratio_cell("tcm-record", "tc-record", r, "<=", 1, 1),
+		       ratio_cell("tcm-stream", "tc-stream", r)
 	}
 	if ("walk-wm50" in seen) {
 		print ""
@@ -399,12 +401,9 @@ END {
 			r = rates[i]
 			if (!nreps("walk-wm50", r))
 				continue
-			a = ratio("lib-wm50", "walk-wm50", r, "cpu_per_ev")
-			sa = ratio_span("lib-wm50", "walk-wm50", r, "cpu_per_ev")
-			b = ratio("walk-wm50", "mmap-wm50", r, "cpu_per_ev")
-			sb = ratio_span("walk-wm50", "mmap-wm50", r, "cpu_per_ev")
-			printf "| %s | %s%s | %s%s |\n", rname(r), fx(a), sa == "" ? "" : " (" sa ")",
-			       fx(b), sb == "" ? "" : " (" sb ")"
+			printf "| %s | %s | %s |\n", rname(r),
+			       ratio_cell("lib-wm50", "walk-wm50", r, "", 0, 1),
+			       ratio_cell("walk-wm50", "mmap-wm50", r, "", 0, 1)
 		}
 	}
 	print ""
