@@ -17,12 +17,17 @@
  * first trace_printk() event.
  *
  * Names of tasks. trace-cmd report takes saved_cmdlines as of the end of a
- * recording; live, the task usually still runs, so a pid saved_cmdlines does
- * not know, or names after a dead task (check_comm()), is looked up in
- * /proc, and saved_cmdlines is read again
- * (rate-limited) for tasks that are gone. A task that execs takes the name
- * of the program, as saved_cmdlines will say at the end: the stream passes
- * every sched_process_exec it delivers through tm_decode_observe().
+ * recording; live, the task usually still runs, so a pid is looked up in
+ * /proc the first time it is seen (check_comm(), learn_comm()).
+ * saved_cmdlines answers only for a task that is gone, and only for its own
+ * pid: the kernel's list keeps the names of dead tasks whose pids were
+ * taken again since, so loading it whole named new tasks after them, and
+ * a name the events themselves give (the sched plugin's comm fields, seen
+ * before the task's own events) could not replace one loaded first. It is
+ * read again (rate-limited) when a task that is gone is not in it. A task
+ * that execs takes the name of the program, as saved_cmdlines will say at
+ * the end: the stream passes every sched_process_exec it delivers through
+ * tm_decode_observe().
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -43,9 +48,18 @@
 #define NR_TYPES		65536			/* common_type is a u16 */
 #define FORMAT_MAX		(256 * 1024)		/* the largest format file read */
 
+/* One line of saved_cmdlines. */
+struct saved_comm {
+	int pid;
+	char comm[16];			/* TASK_COMM_LEN, as the kernel saves it */
+};
+
 struct tm_decode {
 	struct tep_handle *tep;
 	struct tep_event *exec_event;
+	struct tep_event *switch_event;	/* sched_switch, with these fields: */
+	const struct tep_format_field *next_pid, *next_comm;
+	int named[256];			/* pids a sched_switch named, by pid % 256 */
 	bool observing;			/* the handle is loaded: tm_decode_observe() has work */
 	char *tracefs;
 	char *idir;			/* the instance: its set_event */
@@ -55,6 +69,8 @@ struct tm_decode {
 	struct tm_ksyms *ksyms;		/* ... the handle's function resolver */
 	bool printk;			/* printk_formats loaded */
 	uint64_t cmdline_reload;
+	struct saved_comm *saved;	/* saved_cmdlines as last read, by pid */
+	size_t nr_saved;
 	int gone[NR_GONE];		/* pids without a /proc entry, most recent */
 	uint8_t *checked;		/* checked(): a bit per pid */
 	unsigned int next_gone;
@@ -91,6 +107,7 @@ void tm_decode_free(struct tm_decode *d)
 	tm_ksyms_free(d->ksyms);
 	free(d->known);
 	free(d->checked);
+	free(d->saved);
 	free(d->fmtbuf);
 	free(d->idir);
 	free(d->tracefs);
@@ -230,6 +247,13 @@ static void ensure(struct tm_decode *d, int type)
 		load_printk(d);
 	if (!d->exec_event && !strcmp(e->system, "sched") && !strcmp(e->name, "sched_process_exec"))
 		d->exec_event = e;
+	if (!d->switch_event && !strcmp(e->system, "sched") && !strcmp(e->name, "sched_switch")) {
+		d->next_pid = tep_find_field(e, "next_pid");
+		d->next_comm = tep_find_field(e, "next_comm");
+		if (d->next_pid && d->next_pid->size == 4 && d->next_comm &&
+		    (d->next_comm->flags & TEP_FIELD_IS_STRING) && d->next_comm->size > 0)
+			d->switch_event = e;
+	}
 }
 
 static int load_err(struct tm_decode *d, int err)
@@ -240,6 +264,65 @@ static int load_err(struct tm_decode *d, int err)
 	tep_free(d->tep);
 	d->tep = NULL;
 	return tm_err(d->load_err);
+}
+
+static int saved_cmp(const void *a, const void *b)
+{
+	const struct saved_comm *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/*
+ * saved_cmdlines ("pid comm" lines) into d->saved, sorted by pid; the last
+ * table stays when the file cannot be read.
+ */
+static void load_saved(struct tm_decode *d)
+{
+	struct saved_comm *t;
+	char path[4096], *buf, *p, *end, *nl;
+	size_t len, n = 0, cap = 0;
+	long pid;
+
+	snprintf(path, sizeof(path), "%s/saved_cmdlines", d->tracefs);
+	buf = tm_read_whole(path, &len);
+	if (!buf)
+		return;
+	for (p = buf; *p; p++)
+		cap += *p == '\n';
+	t = malloc((cap + 1) * sizeof(*t));
+	if (!t) {
+		free(buf);
+		return;
+	}
+	for (p = buf; *p && n <= cap; p = nl ? nl + 1 : p + strlen(p)) {
+		nl = strchr(p, '\n');
+		if (nl)
+			*nl = '\0';
+		pid = strtol(p, &end, 10);
+		if (end == p || *end != ' ' || pid <= 0 || pid >= PID_LIMIT)
+			continue;
+		t[n].pid = (int)pid;
+		snprintf(t[n].comm, sizeof(t[n].comm), "%s", end + 1);
+		n++;
+	}
+	free(buf);
+	qsort(t, n, sizeof(*t), saved_cmp);
+	free(d->saved);
+	d->saved = t;
+	d->nr_saved = n;
+}
+
+/* What saved_cmdlines said of @pid when last read, or NULL. */
+static const char *saved_name(const struct tm_decode *d, int pid)
+{
+	struct saved_comm key = { .pid = pid };
+	const struct saved_comm *e;
+
+	if (!d->nr_saved)
+		return NULL;
+	e = bsearch(&key, d->saved, d->nr_saved, sizeof(key), saved_cmp);
+	return e ? e->comm : NULL;
 }
 
 struct tep_handle *tm_decode_tep(struct tm_decode *d)
@@ -274,7 +357,8 @@ struct tep_handle *tm_decode_tep(struct tm_decode *d)
 	tep_parse_header_page(d->tep, d->fmtbuf, len, sizeof(long));
 	load_system(d, "ftrace");
 	load_enabled(d);
-	tracefs_load_cmdlines(d->tracefs, d->tep);
+	load_saved(d);
+	/* a new handle: names a formatter kept are not its names */
 	tm_comms_changed();
 	/* from now on every event passes tm_decode_observe(): its format, an exec */
 	d->observing = true;
@@ -356,7 +440,7 @@ static size_t read_proc_comm(int pid, char *comm)
 	return n;
 }
 
-/* A comm from /proc for a pid saved_cmdlines did not know; false when the task is gone. */
+/* A comm from /proc for a pid the library did not name yet; false when the task is gone. */
 static bool proc_comm(struct tm_decode *d, int pid)
 {
 	char comm[64];
@@ -411,6 +495,7 @@ static void check_comm(struct tm_decode *d, int pid)
 
 static void learn_comm(struct tm_decode *d, int pid)
 {
+	const char *name;
 	bool seen = false;
 	uint64_t now, wait;
 	int i;
@@ -427,16 +512,21 @@ static void learn_comm(struct tm_decode *d, int pid)
 	}
 	/*
 	 * Gone already: the kernel saved its comm when it last left the CPU.
-	 * Look once for each new task (at most every millisecond), then only
-	 * now and then.
+	 * Not in the list as last read: read it again once for each new task
+	 * (at most every millisecond), then only now and then.
 	 */
-	now = tm_now_ns();
-	wait = seen ? CMDLINE_RELOAD_NS : CMDLINE_RELOAD_MIN_NS;
-	if (now - d->cmdline_reload >= wait) {
+	name = saved_name(d, pid);
+	if (!name) {
+		now = tm_now_ns();
+		wait = seen ? CMDLINE_RELOAD_NS : CMDLINE_RELOAD_MIN_NS;
+		if (now - d->cmdline_reload < wait)
+			return;
 		d->cmdline_reload = now;
-		tracefs_load_cmdlines(d->tracefs, d->tep);
-		tm_comms_changed();
+		load_saved(d);
+		name = saved_name(d, pid);
 	}
+	if (name && !tep_register_comm(d->tep, name, pid))
+		tm_comms_changed();
 }
 
 /* An exec: the task takes the name of the program (out of line: rare). */
@@ -464,6 +554,39 @@ static __attribute__((noinline)) void observe_exec(struct tm_decode *d,
 	tm_comms_changed();
 }
 
+/*
+ * A sched_switch names the task it switches to before that task writes
+ * anything: a pid no name was given yet gets this one, as the sched
+ * plugin does when it prints the event (out of line: once per task).
+ * The stream passes its own events here too: the switch from tracemap to
+ * a new task is left out of the output, not the name it gives.
+ */
+static __attribute__((noinline)) void observe_switch(struct tm_decode *d,
+						     const struct tracemap_event *ev)
+{
+	const unsigned char *p = ev->data;
+	char comm[64];
+	int32_t pid;
+	size_t n;
+
+	if ((unsigned int)d->next_pid->offset + 4 > ev->size ||
+	    (unsigned int)(d->next_comm->offset + d->next_comm->size) > ev->size)
+		return;
+	memcpy(&pid, p + d->next_pid->offset, sizeof(pid));
+	if (pid <= 0 || d->named[pid % 256] == pid)
+		return;
+	d->named[pid % 256] = pid;
+	if (tep_is_pid_registered(d->tep, pid))
+		return;
+	n = strnlen((const char *)p + d->next_comm->offset, d->next_comm->size);
+	if (n >= sizeof(comm))
+		n = sizeof(comm) - 1;
+	memcpy(comm, p + d->next_comm->offset, n);
+	comm[n] = '\0';
+	if (!tep_register_comm(d->tep, comm, pid))
+		tm_comms_changed();
+}
+
 void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
 {
 	uint16_t type;
@@ -476,6 +599,8 @@ void tm_decode_observe(struct tm_decode *d, const struct tracemap_event *ev)
 	ensure(d, type);
 	if (d->exec_event && type == (unsigned int)d->exec_event->id)
 		observe_exec(d, ev);
+	else if (d->switch_event && type == (unsigned int)d->switch_event->id)
+		observe_switch(d, ev);
 }
 
 const bool *tm_decode_observing(const struct tm_decode *d)

@@ -1025,10 +1025,11 @@ static inline int hand_out(struct tracemap_stream *s, struct scpu *sc)
 {
 	int ret;
 
-	if (own_event(s, sc))
-		return 0;
+	/* before the own-event check: an own event still names tasks and execs */
 	if (*s->observe)
 		tm_decode_observe(s->decode, &sc->ev);
+	if (own_event(s, sc))
+		return 0;
 	if (s->on_event) {
 		ret = s->on_event(s->ctx, &sc->ev);
 		if (ret < 0)
@@ -1359,14 +1360,14 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 		if (ret > 0) {
 			take(s, sc);
 			tm_wake_data(&s->wake);
+			if (*s->observe)
+				tm_decode_observe(s->decode, &sc->ev);
 			if (own_event(s, sc)) {
 				sc->carry_missed = add_missed(sc->carry_missed, sc->ev.missed);
 				continue;
 			}
 			sc->ev.missed = add_missed(sc->carry_missed, sc->ev.missed);
 			sc->carry_missed = 0;
-			if (*s->observe)
-				tm_decode_observe(s->decode, &sc->ev);
 			s->round_events++;
 			*ev = sc->ev;
 			return 1;
