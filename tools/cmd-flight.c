@@ -622,9 +622,6 @@ int cmd_flight(int argc, char **argv)
 		goto out;
 	}
 	r.o = &o;
-	r.pattern = make_pattern(o.output);
-	if (!r.pattern || check_out_dir(o.output, r.pattern))
-		goto out;
 	tfs = tool_tracefs();
 	if (!tfs)
 		goto out;
@@ -633,6 +630,10 @@ int cmd_flight(int argc, char **argv)
 			tool_err("(without -B, tracemap flight records in a private instance)");
 		goto out;
 	}
+	/* after the checks that need nothing made: a wrong -B leaves no directory behind */
+	r.pattern = make_pattern(o.output);
+	if (!r.pattern || check_out_dir(o.output, r.pattern))
+		goto out;
 	if (trigger_init(&t, tfs, &o))
 		goto out;
 

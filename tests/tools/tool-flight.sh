@@ -119,6 +119,11 @@ timeout 20 "$TM" flight -B "$inst" -o "$TL_TMP/no/such/dir/x.dat" > nd2.out 2> n
 	tl_fail "flight with an output directory that does not exist started"
 grep -q "cannot write dumps into $TL_TMP/no/such/dir: No such file" nd2.err ||
 	{ cat nd2.err; tl_fail "no message for a missing output directory"; }
+# a -B that does not exist is refused before anything is made
+timeout 20 "$TM" flight -B "no-such-$inst" -o baddir/ > nd3.out 2> nd3.err &&
+	tl_fail "flight with an instance that does not exist started"
+grep -q "no instance 'no-such-$inst'" nd3.err || { cat nd3.err; tl_fail "no message for an unknown instance"; }
+[ ! -e baddir ] || tl_fail "flight refused the instance but left the dump directory baddir behind"
 
 # --------------------------------------------- idle: no wakeups at all
 fl_start i -B "$inst" -o i.dat --max-dumps 1
