@@ -250,8 +250,10 @@ static void ensure(struct tm_decode *d, int type)
 	if (!d->switch_event && !strcmp(e->system, "sched") && !strcmp(e->name, "sched_switch")) {
 		d->next_pid = tep_find_field(e, "next_pid");
 		d->next_comm = tep_find_field(e, "next_comm");
+		/* a char array in place, as sched_switch has it: not a __string */
 		if (d->next_pid && d->next_pid->size == 4 && d->next_comm &&
-		    (d->next_comm->flags & TEP_FIELD_IS_STRING) && d->next_comm->size > 0)
+		    (d->next_comm->flags & TEP_FIELD_IS_STRING) &&
+		    !(d->next_comm->flags & TEP_FIELD_IS_DYNAMIC) && d->next_comm->size > 0)
 			d->switch_event = e;
 	}
 }
