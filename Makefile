@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # tracemap top-level build. Each area adds its objects, programs and tests
 # in its own Build.mk; this file holds the rules they share.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Documentation: asciidoc man pages in the libtracefs layout.
 #
 #   libtracemap*.txt    section 3 (the library), one page per function group

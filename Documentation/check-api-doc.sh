@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # Every public function of include/tracemap.h (each TRACEMAP_API
 # declaration) must be named in the NAME section of exactly one

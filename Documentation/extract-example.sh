@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # Print the C program of a man page's EXAMPLE section: the first block
 # marked [source,c] after the "EXAMPLE" title, between its asciidoc

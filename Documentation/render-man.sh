@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # Render one asciidoc man page to roff, with asciidoc + xmlto (docbook-xsl)
 # or else asciidoctor. Every name of the NAME section gets a file: the
@@ -44,8 +44,10 @@ if [ ! -f "$page" ] || [ -z "$out" ] || [ -z "$version" ]; then
 fi
 mkdir -p "$out" || exit 1
 
-# the section from the title "name(N)", the names from "NAME\n----\na, b - what"
-sec=$(sed -n '1s/.*(\([0-9]\))$/\1/p' "$page")
+# the title "name(N)" is the first line that is not an asciidoc comment (the
+# SPDX line); the section from it, the names from "NAME\n----\na, b - what"
+titleline=$(grep -v -m1 '^//' "$page")
+sec=$(echo "$titleline" | sed -n 's/.*(\([0-9]\))$/\1/p')
 names=$(awk '
 	prev == "NAME" && /^-+$/ { on = 1; next }
 	on && /^$/               { exit }
@@ -91,7 +93,7 @@ esac
 # and the page's own name (libtracemap-cpu) that SEE ALSO sections use
 [ -f "$out/$first.$sec" ] || { echo "$page: $out/$first.$sec was not written" >&2; exit 1; }
 # (a command's title is upper case, "TRACEMAP(1)": that is the page itself)
-title=$(sed -n '1s/(.*//p' "$page" | tr '[:upper:]' '[:lower:]')
+title=$(echo "$titleline" | sed -n 's/(.*//p' | tr '[:upper:]' '[:lower:]')
 for n in $names $title; do
 	[ -f "$out/$n.$sec" ] || echo ".so man$sec/$first.$sec" > "$out/$n.$sec"
 done

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # Run the EXAMPLE programs of the man pages (built by make check-build into
 # build/Documentation/examples) on a private instance and check exactly what

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Benchmarks (make bench; not part of make check): the load generator, the
 # in-process consumers and the driver that measures one point. The runner
 # bench/run-bench.sh loops over consumers, rates and repetitions.

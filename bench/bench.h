@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Shared pieces of the benchmark programs: the marker payload, the paced
  * load generator, private instances (tests/tracefs-instance.h), CPU pinning, sequence accounting.

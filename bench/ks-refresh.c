@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * ks-refresh: the parts of one refresh of tracemap's KernelShark view, timed
  * (CLOCK_MONOTONIC, median of -r repetitions), for bench/run-kernelshark.sh.

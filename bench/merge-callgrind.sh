@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # Instructions per event of the library's ordered merge, exact and
 # repeatable: bench/tm-merge drains synthetic two-CPU rings under

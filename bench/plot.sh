@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # The figures of make bench, beside results.md: CPU per event against the
 # offered rate for every consumer, and the highest lossless rate of each.

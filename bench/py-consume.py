@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 """py-consume: the Python consumers of the benchmark, counted like tm-consume.
 
     py-consume.py -m tm|pipe|tc -B instance -t tag [-R ready_fd]

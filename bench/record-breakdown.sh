@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # Where trace-cmd record spends its CPU, stock (splice) against
 # trace-cmd-mmap (the mapping): one recording of each of a private instance

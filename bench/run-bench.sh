@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # make bench: every consumer at every offered rate, REPS repetitions, in one
 # run; medians, same-repetition ratios and the targets of issues 3 and 4 as a

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # make bench, the flight recorder (issue 8): side by side in one run,
 #  - dump latency (trigger to file closed) and CPU of `tracemap flight` and of

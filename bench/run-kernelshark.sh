@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # make bench, the live KernelShark view (issue 9), side by side in one run:
 #  - one refresh of a buffer holding each number of events: the plugin's part

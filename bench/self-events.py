@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 """How much of what `tracemap stream` shows on an idle system is itself.
 
     /usr/bin/python3 bench/self-events.py [-d SECONDS] [-t TRACEMAP] [-- EXTRA OPTIONS]

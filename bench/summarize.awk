@@ -1,4 +1,4 @@
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # Turns the key=value lines of tm-bench (build/bench/raw.txt) into the
 # Markdown tables of build/bench/results.md: medians over repetitions,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tm-consume: the in-process consumers of the benchmark, all reading every
  * CPU of one instance until SIGINT/SIGTERM, then draining what is left and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tm-format: CPU per formatted line, on fixed synthetic events of this
  * kernel's formats (no ring buffer, no output): tracemap_format_line()

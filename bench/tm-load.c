@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tm-load: write sequence-numbered trace_marker_raw events at a fixed
  * offered rate into an instance, pinned to one CPU.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tm-merge: the ordered merge of the library stream over two synthetic
  * per-CPU rings in memory (tests/sbuf-encode.h), no kernel, no clock: a

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * libtracemap: live reader of the ftrace ring buffer through the memory
  * mapping of per_cpu/cpuN/trace_pipe_raw (Linux >= 6.10).

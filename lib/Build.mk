@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # libtracemap: shared and static library, version script, pkg-config file.
 
 LIB_SRCS	:= $(wildcard lib/*.c)

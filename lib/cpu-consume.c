@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * Consuming through the mapping: TRACE_MMAP_IOCTL_GET_READER hands out what
  * was committed, and the new bytes are [off, reader.read) of the reader

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * Follow: after the snapshot, every new event, read from validated copies of
  * the live pages without consuming. Owns struct tm_follow: a cursor on the

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * The per-CPU reader, shared by its files only. struct tracemap_cpu holds
  * what is common (the fd, the mapping, the statistics) and one sub-struct

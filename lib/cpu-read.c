@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * Consuming through read() of trace_pipe_raw, for a buffer that cannot be
  * mapped: one page copy per call, the kernel's counters from

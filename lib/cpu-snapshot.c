@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * Snapshot: validated copies of every sub-buffer, ordered by time, without
  * consuming anything. Owns struct tm_snapshot. When the last copied page is

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * The per-CPU reader: open/close, the getters, the dispatch to the region
  * source of the reader's mode and backend, the event iterator and the

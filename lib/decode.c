@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * Decoding the events of a stream through libtraceevent: the formats and
  * the saved cmdlines, system, name, task and fields by name.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * Dumps: the whole buffer of every CPU copied without consuming anything,
  * held as self-contained pages, then written as trace.dat by tracedat.c.

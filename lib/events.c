@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * The instance state a stream sets up for its caller and puts back on close:
  * the events it enables (trace-cmd's -e), their filters (-f), the tasks to

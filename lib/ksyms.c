@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * Kernel symbols for libtraceevent: /proc/kallsyms read into one buffer,
  * its names terminated in place and indexed by one sorted array, handed to

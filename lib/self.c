@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * The events a stream causes itself (TRACEMAP_STREAM_NO_SELF).
  *

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * A stream over the per-CPU readers of one instance: wakeups through
  * poll/epoll and the instance's buffer_percent, a time-ordered merge with one

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * The page builder of tracemap_cpu_read_page(), beside the page writer
  * (subbuf.c): it joins the regions of one sub-buffer into a held page and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * Sub-buffer format: the record walker (its fast path for plain data
  * records is tm_walk_next() in tracemap-local.h), the lost-events word, the page

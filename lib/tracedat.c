@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * The trace.dat writer: file version 6, uncompressed, which trace-cmd 3.1.6
  * and KernelShark 2.2.1 read as they are. Layout (all numbers in host

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * tracefs paths and files, messages, clocks, options structs: what every
  * other file asks, and what the front-ends ask through the exported

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * libtracemap internals shared between its source files. Everything here is
  * hidden (-fvisibility=hidden) and prefixed tm_.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: LGPL-2.1-only
 /*
  * The one wake-up policy of the library, for streams (stream.c: poll,
  * consume, next_event) and for a single reader's tracemap_cpu_wait():

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The Python module: a CPython C extension over the static libtracemap,
 # built for Debian's python3 (PYTHON=...) into build/python, so that
 # PYTHONPATH=build/python imports it from the tree. Installed into that

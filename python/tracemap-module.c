@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * The tracemap Python module: live ftrace events through libtracemap's
  * stream, delivered bcc-style to a callback (poll/consume) or pulled by

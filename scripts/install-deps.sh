@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Install the Debian packages tracemap builds and tests with, when missing.
 # Non-interactive; needs root (or sudo) only when something is missing.
 #   install-deps.sh           what make, make check and make run need

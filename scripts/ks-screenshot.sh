@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Screenshot of the real KernelShark under Xvfb, with tracemap's plugin:
 #
 #   sh scripts/ks-screenshot.sh OUT.png PATH [WIDTHxHEIGHT]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Mount tracefs at /sys/kernel/tracing when nothing is mounted there.
 T=/sys/kernel/tracing
 [ -e "$T/trace_pipe" ] && exit 0

@@ -1,5 +1,5 @@
 #!/bin/sh
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 #
 # The main job (make run): `tracemap stream` on a private instance while a
 # short workload runs on both CPUs, then Ctrl-C (SIGINT) and the per-CPU

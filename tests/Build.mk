@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Tests: cmocka programs under tests/unit (no root, no kernel) and
 # tests/kernel (a private instance of the real tracefs), scripts under
 # tests/plugins and tests/tools, sanitizer builds of both C kinds, and
@@ -11,6 +12,8 @@ TEST_HARNESS_H	:= tests/harness.h tests/tracefs-instance.h
 UNIT_TESTS	:= $(patsubst %.c,$(O)/%,$(wildcard tests/unit/*.c))
 KERNEL_TESTS	:= $(patsubst %.c,$(O)/%,$(wildcard tests/kernel/*.c))
 SCRIPT_TESTS	:= $(sort $(wildcard tests/plugins/*.sh tests/tools/*.sh))
+# every file names its license (COPYING)
+TESTS		+= tests/check-spdx.sh
 
 # The library's sources again, built with ASan+UBSan for the sanitizer runs.
 SAN_FLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Shared helpers of the C tests: private tracefs instances that are removed
  * even when a test fails or is killed (tracefs-instance.h), marker writers and a writer thread,

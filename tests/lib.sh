@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Shared helpers of the black-box shell tests. Source it:  . tests/lib.sh
 #
 # Every instance made with tl_instance is removed at exit, on failure and on

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Run test programs and scripts with a timeout each; exit 0 pass, 77 skip,
 # anything else fails. Prints a summary and exits non-zero on any failure.
 #

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Test encoder of ftrace sub-buffers: see sbuf-encode.h. Written from the
  * kernel's ring_buffer.c (rb_calculate_event_length, rb_update_event,

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Test encoder of ftrace ring-buffer sub-buffers, written from the kernel's
  * format (kernel/trace/ring_buffer.c; notes: kernel-mmap.md section 2), not

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Private tracefs instances shared by the tests and the benchmarks (see
  * tracefs-instance.h).

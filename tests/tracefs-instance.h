@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Private tracefs instances for the tests and the benchmarks: unique names,
  * removed by ti_instance_remove() or, whatever happens, at exit and on the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The tracemap command: one program, a file per subcommand. It links the
 # static library (runs from the build tree), libtracefs and libtraceevent.
 

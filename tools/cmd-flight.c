@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap flight: keep an overwrite-mode buffer running and write a
  * trace.dat of its latest contents on each trigger (SIGUSR1, a trace_marker

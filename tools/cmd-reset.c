@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap reset: put back what tracemap streams left in tracefs when they
  * were killed without a chance to (SIGKILL, a crash): the private instances

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap snapshot: write what the buffer holds now to a trace.dat
  * without consuming it, through tool_dump() (dump.c).

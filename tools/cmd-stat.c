@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap stat: the ring buffer of each CPU of an instance as the mapping
  * shows it. Mapping a buffer does not consume anything: the counters come

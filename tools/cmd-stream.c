@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap stream: enable events in an instance, print them as they arrive
  * the way 'trace-cmd report' prints a trace.dat, restore everything on

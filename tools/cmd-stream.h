@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tracemap stream, by concern:
  *   stream-instance.c the instance: private, -B (made when missing), -b, -C

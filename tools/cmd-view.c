@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap view: KernelShark on the live ring buffer of an instance, through
  * tracemap's KernelShark plugin (plugins/kernelshark/), nothing consumed.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tool_dump(): a copy of the buffer written as a trace.dat with its one-line
  * report, the file `tracemap snapshot` writes and each one of `tracemap

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * What a tracemap stream changes in tracefs, written down before it changes
  * it, so that a stream killed without a chance to put things back (SIGKILL,

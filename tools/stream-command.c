@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap stream CMD...: the command it traces, as trace-cmd record runs
  * one. The child is forked before the stream is opened and waits on a pipe

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap stream: the buffer it reads. A private instance tracemap-<pid>
  * by default; with -B an existing instance, or a new one of that name that

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap stream: the loop. Wait on the stream's epoll fd and the signalfd
  * (or busy-poll), consume, and flush the output within the latency bound.

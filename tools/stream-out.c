@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap stream: the output. Lines are collected in a buffer and written
  * with write(2), remembering which events each unwritten byte belongs to,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap stream: the text printer. Each event as 'trace-cmd report'
  * prints it from a trace.dat (or "[CPU] TS SIZE" with --raw), with the

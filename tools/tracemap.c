@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap: read ftrace ring buffers through their memory mapping.
  * The subcommands live in cmd-*.c; this file holds main() and what they share.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * The kernel's ring-buffer mapping ABI (include/uapi/linux/trace_mmap.h,
  * Linux >= 6.10), carried here because Debian 12's linux-libc-dev has no

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # KernelShark plugin: plugin-tracemap.so, the input part (C, claims tracefs
 # instance directories and .tracemap descriptors) and the menu part
 # (C++/Qt5: Tools -> tracemap: refresh now / follow / stop following). It

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * KernelShark input plugin of tracemap: opens the live ring buffer of a
  * tracefs instance without consuming it.

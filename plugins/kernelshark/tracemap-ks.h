@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * KernelShark plugin of tracemap: what the input part (tracemap-input.c, C)
  * tells the menu part (tracemap-menu.cpp, C++/Qt5). Both live in one

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * KernelShark menu part of tracemap's plugin: Tools -> "tracemap: refresh
  * now", "tracemap: follow", "tracemap: stop following".

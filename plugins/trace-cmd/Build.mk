@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # trace-cmd plugin: libtracemap-tracecmd.so (the tracefs_cpu_* calls of
 # trace-cmd's recorder, served from the mapping) and the trace-cmd-mmap
 # launcher. The plugin carries libtracemap (PIC archive) inside and does not

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * libtracemap-tracecmd.so: the libtracefs tracefs_cpu_* calls of trace-cmd's
  * recorder (lib/trace-cmd/trace-recorder.c) served from the ring-buffer

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 """opensnoop: print every openat() as it happens, like bcc's opensnoop.
 
     sudo PYTHONPATH=build/python python3 python/examples/opensnoop.py [-p PID] [-n NAME]

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 """wakeup-latency: live per-task histograms of wake-up latency.
 
     sudo PYTHONPATH=build/python python3 python/examples/wakeup-latency.py [-i SECS] [-c COMM]

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target: the page builder (lib/subbuf-pages.c) behind
  * tracemap_cpu_read_page(). The input describes sub-buffers of any record

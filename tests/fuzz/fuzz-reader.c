@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target: the per-CPU reader (consume, snapshot and follow, the
  * event iterator and the page builder) over a synthetic mapping that lies:

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target: arbitrary bytes as one sub-buffer (u64 ts, long commit,
  * data; the input size is the sub-buffer size). Runs the record walker, the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer target: the dump and the one trace.dat writer (lib/dump.c,
  * lib/tracedat.c), read back by libtracecmd 3.1.6 in the same process.

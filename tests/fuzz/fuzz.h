@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: LGPL-2.1 */
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What the fuzz targets share: the check that aborts (libFuzzer reports it
  * as a crash with the input), the input read byte by byte, and the print

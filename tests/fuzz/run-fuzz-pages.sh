@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Bounded libFuzzer run of the page builder (tests/fuzz/fuzz-pages.c): the
 # pages tracemap_cpu_read_page() builds from encoded sub-buffers must hold
 # exactly the records and losses that went in. Seeds from gen-seeds -d; new

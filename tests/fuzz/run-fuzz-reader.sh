@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Bounded libFuzzer run of the per-CPU reader over synthetic, lying mappings
 # (tests/fuzz/fuzz-reader.c). It starts from an empty input and the seeds of
 # gen-seeds -r (full 8 KiB sub-buffers, one recycled under every copy);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Bounded libFuzzer run of the sub-buffer parser (tests/fuzz/fuzz-subbuf.c)
 # from the seed corpus the encoder generates. Exit 0 pass, 1 fail, 77 skip
 # (only when clang cannot link libFuzzer).

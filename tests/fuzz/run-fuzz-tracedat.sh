@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # Bounded libFuzzer run of the dump and the trace.dat writer
 # (tests/fuzz/fuzz-tracedat.c): dumps of synthetic, lying mappings written
 # as trace.dat and read back by libtracecmd, which must find exactly the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Consuming per-CPU reader on the real tracefs, through the mapping and
  * through the read() fallback (the same tests, parameterised by backend):

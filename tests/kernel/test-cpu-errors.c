@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap_cpu_open() errors on the real tracefs: each failure has its own
  * errno and exactly one error message that names what failed and says what

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Non-consuming per-CPU readers on the real tracefs. Snapshot: the events
  * equal what the kernel's own non-consuming iterator (per_cpu/cpuN/trace)

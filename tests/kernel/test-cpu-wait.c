@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tracemap_cpu_wait() on the real tracefs: it reports the reader's data
  * (buffer_percent 0), the caller's other descriptor and timeouts apart,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * What a stream sets up and decodes on the real tracefs: events enabled with
  * their filters on open and put back on close (also what was enabled before),

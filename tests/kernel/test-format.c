@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * The text formatter against libtraceevent: every event format of this
  * kernel (events/<system>/<event>/format), each with synthetic payloads

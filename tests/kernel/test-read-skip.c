@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * The read() backend against a kernel that skips events (lib/README,
  * "Kernel facts" 2): a reader that keeps catching up with the writer on

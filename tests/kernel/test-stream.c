@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Multi-CPU streams on the real tracefs: exactly-once delivery in global
  * time order of markers written from both CPUs (in bursts of 1 to 13, every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Helpers of the trace-cmd plugin's black-box tests (tests/plugins/*.sh):
 # a fast marker writer, a headless KernelShark (libkshark) loader and a FIFO
 # that serves a different file to its second reader.

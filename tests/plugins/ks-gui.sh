@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 240
 # The real KernelShark with the plugin in a real window under Xvfb, driven
 # through its Tools menu: it opens a live instance through a .tracemap

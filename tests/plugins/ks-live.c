@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * ks-live: open PATH with KernelShark's library (headless) the way the GUI
  * does, with tracemap's KernelShark plugin registered, and print what was

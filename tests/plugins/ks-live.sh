@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 180
 # The KernelShark plugin, headless (libkshark): opening a live instance gives
 # exactly what trace-cmd report shows of a snapshot of the same buffer (pid,

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-# SPDX-License-Identifier: LGPL-2.1
+# SPDX-License-Identifier: GPL-2.0-only
 """Screenshots of KernelShark under Xvfb for the GUI tests (Debian's python3
 with python3-pil; PIL cannot read xwd, so its ZPixmap is decoded here).
 

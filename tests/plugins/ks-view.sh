@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 240
 # tracemap view under Xvfb: it makes a private instance with the -e events
 # and the -b size, KernelShark shows it (CPU plots drawn, table rows, no

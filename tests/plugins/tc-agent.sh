@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 120
 # record -A over the network: the guest side (trace-cmd agent) maps its
 # buffers and writes the pages into the sockets; the host side reads the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 90
 # Why tc-overflow once showed none of a CPU's markers: trace-cmd 3.1.6
 # writes saved_cmdlines into its file by reading it twice (the size, then the

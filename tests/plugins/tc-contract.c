@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tc-contract: the libtracefs contract of the tracefs_cpu_* calls, as
  * trace-cmd's recorder relies on it (and of the three it does not make),

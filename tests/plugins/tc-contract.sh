@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 60
 # The libtracefs contract of the tracefs_cpu_* calls (EINTR, 0 for
 # nothing, stop, flush_write from a handler, one page per flush, flush,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 120
 # trace-cmd-mmap extract: consume mode recovers every marker once and empties
 # the buffer; snapshot mode recovers every marker and leaves them there, so

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tc-fifo-feed: serve one file per reader through a FIFO. The reader that
  * opens the FIFO first reads FILE1 to its end of file; each later reader

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tc-host: a stand-in host for the trace-cmd plugin's start-up check. It
  * links libtracefs but reads no ring buffer (it never calls

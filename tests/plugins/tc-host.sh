@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 30
 # The trace-cmd plugin checks its host when it is loaded: in a program that
 # never opens ring buffers with tracefs_cpu_open() (tc-host), and behind a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tc-kshark-count: open a trace.dat with KernelShark's library (headless, as
  * the GUI does: every buffer of the file) and print what it loaded:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 120
 # trace-cmd-mmap record -N localhost:PORT to a stock trace-cmd listen on
 # loopback: the listener's file holds every marker exactly once. The

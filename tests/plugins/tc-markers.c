@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * tc-markers: write "seq=NNNNNNNN" markers with consecutive sequence numbers
  * to an instance's trace_marker from one CPU, as fast as it can. The fixed

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 120
 # trace-cmd-mmap's launcher and settings: --help matches the manual, bad
 # command lines are refused, the traced command inherits neither the plugin

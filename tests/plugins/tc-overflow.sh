@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 120
 # Overflow: a 16 KiB buffer per CPU and a fast writer on both CPUs, partly
 # while the recorders are stopped (SIGSTOP), so the kernel overwrites pages.

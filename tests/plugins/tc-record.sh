@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 180
 # trace-cmd-mmap record: markers written on both CPUs during the run are in
 # the file exactly once; the workload's events equal those of a stock

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * libtc-standin-tracefs.so: a stand-in for a newer libtracefs, preloaded
  * behind the trace-cmd plugin. It defines tracefs_cpu_open(), so the plugin

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 120
 # trace-cmd-mmap stream: every marker written on both CPUs is printed while
 # the stream still runs, exactly once, and the stream stops promptly on SIGINT.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 120
 # make install PREFIX=<tmp> after the build installs a libtracemap.pc that
 # points to <tmp>, and the EXAMPLE programs of libtracemap-stream(3) and

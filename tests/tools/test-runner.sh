@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 60
 # tests/run-tests.sh itself: a test that fails once and then passes fails the
 # run unless its source is marked timing-sensitive with a reason; the mark is

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 60
 # Bad arguments: tracemap exits 1 with a message that names the problem, and
 # nothing is changed: the instance's enable files, buffer_percent and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 90
 # A task whose pid saved_cmdlines gives to a dead task (after the pids
 # wrapped, the kernel's list still names the last task that had the pid)

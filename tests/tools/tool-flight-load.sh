@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 240
 # tracemap flight under load:
 # - an overflowed buffer: the dump holds the newest markers, as many as the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 240
 # tracemap flight, its triggers and what it leaves behind:
 # - a marker trigger: the markers written before it are in the dump once and

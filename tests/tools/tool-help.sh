@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 30
 # `tracemap --help` matches Documentation/tracemap.1.txt: the same synopsis
 # lines, and the same set of options in the help and in OPTIONS.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 60
 # Messages name the real cause: a user who may not read tracefs is told
 # so (not a table of "?" with exit 0, not "the instance does not exist");

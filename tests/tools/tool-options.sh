@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 180
 # tracemap stream's trace-cmd options and its self-filtering, on the real
 # tracefs, with exact event counts: a trailing command ends the stream; the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 60
 # Write errors of tracemap stream: only a closed pipe ends it quietly (exit
 # 0); a full device (/dev/full) or a file size limit (EFBIG) is reported with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 60
 # tracemap stream on a terminal shows the system, not itself: each line it
 # prints wakes the pty's flush worker and the terminal's reader (here

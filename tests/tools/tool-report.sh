@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 120
 # tracemap stream prints events the way trace-cmd report does: a fixed
 # workload runs once under `tracemap stream -B inst` and once under

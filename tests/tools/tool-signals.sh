@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 120
 # Nothing left behind: SIGQUIT, SIGUSR1, SIGUSR2 and SIGALRM stop tracemap
 # stream like SIGINT, with the instance put back; under nohup SIGHUP does

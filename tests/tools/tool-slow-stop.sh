@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 90
 # Stopping tracemap stream while its output is slow: it exits within about a
 # second of SIGINT (the final drain reads for at most 0.3 s and writes until

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 120
 # tracemap snapshot writes the formats a reader needs and no others: those
 # of the events in the pages (also of an event disabled since it was

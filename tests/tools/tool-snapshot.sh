@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 180
 # tracemap snapshot: a trace.dat of what the buffer holds, without consuming.
 # - trace-cmd report of it equals, event for event (time stamps, payloads,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 60
 # tracemap stat: exact per-CPU counts from the meta page (entries, read,
 # unread) before and after a consuming stream, the mapping reported, the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
 # timeout: 120
 # Ctrl-C (SIGINT) and SIGTERM stop tracemap stream within a second and leave
 # the instance as it was: every event's enable state and buffer_percent. The

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Every public entry point checks what a caller can pass: NULL handles and
  * buffers, options structs of the wrong size or with unknown flags or

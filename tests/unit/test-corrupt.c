@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Truncated and corrupt sub-buffers: the walker never reads outside
  * data[off, end) (every buffer here is allocated to exactly its end, so the

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * A dump over a synthetic mapping whose writer recycles one sub-buffer
  * while it is copied, every time: that page must be dropped, never written

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * libtracemap's walker against libtraceevent's kbuffer on the same
  * sub-buffers: the same records, time stamps, offsets, sizes and lost

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * The library's kallsyms table (lib/ksyms.c) answers as libtraceevent's own
  * does: a tep handle that loaded the text with tep_parse_kallsyms() and one

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * The consuming reader over a synthetic mapping (tm_cpu_open_memory()) whose
  * meta page lies: lost counts that no meta page can produce stay "unknown"

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * The stream's ordered merge over two (to four) synthetic CPU rings in memory
  * (sbe_ring, GET_READER emulated; no kernel): events with sequence numbers

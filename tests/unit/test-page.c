@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * Sub-buffer level helpers: the lost-events word (tm_subbuf_lost), the page
  * writer (tm_subbuf_write, tracemap_region_write_subbuf) and the validated

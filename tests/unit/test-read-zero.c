@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * The read() backend when read() returns 0, the kernel's "events counted,
  * nothing to hand out" (tm_cpu_open_read_fd()): events the kernel skipped

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * The record walker (tm_walk_next, tm_walk_skip) on sub-buffers encoded like
  * the kernel's: every time stamp, offset, payload pointer and size exact.
