@@ -75,7 +75,16 @@ static struct {
 	bool stats;
 	bool verbose;
 	unsigned int max_age_ms;	/* 0: partial pages only on flush and stop */
+	int host;			/* HOST_*: whose contract the calls keep */
+	bool by_hand;			/* LD_PRELOAD set without the launcher */
 } opt;
+
+/*
+ * trace-cmd's recorder gets whole pages and no -1/EAGAIN (what trace-cmd
+ * 3.1.6 needs, see the man page); any other program gets libtracefs 1.6.4's
+ * return values call for call (tests/plugins/tc-calls.sh compares them).
+ */
+enum { HOST_DETECT, HOST_TRACECMD, HOST_LIBTRACEFS };
 
 /* ------------------------------------------------------- real libtracefs */
 
@@ -118,7 +127,13 @@ struct tcm {
 	int fd;				/* trace_pipe_raw of c: poll and the stop wake-up */
 	int ctrl[2];			/* stop() wakes a blocked wait through it */
 	int subbuf;
-	bool perm_nonblock;		/* opened non-blocking (record --poll) */
+	bool perm_nonblock;		/* opened non-blocking (record --poll), or stopped (exact) */
+	bool exact;			/* libtracefs 1.6.4's contract (HOST_LIBTRACEFS) */
+	volatile sig_atomic_t nb;	/* exact: libtracefs' TC_NONBLOCK (the fd's O_NONBLOCK) */
+	bool spliced;			/* exact: write/buffered_read ran (libtracefs' init_splice) */
+	int queued, qpos;		/* exact: buffered_read's pages in queue */
+	unsigned char *queue;		/* exact: BATCH_PAGES sub-buffers for buffered_read */
+	unsigned char *page;		/* exact: one sub-buffer for flush_write */
 	volatile sig_atomic_t stopped;
 	volatile sig_atomic_t busy;	/* producing: a handler-time flush must not run */
 	volatile sig_atomic_t flush_req;
@@ -245,6 +260,7 @@ struct host_scan {
 	const void *self;		/* load address of this plugin */
 	const void *tracefs;		/* of the libtracefs the real functions come from */
 	bool imports_open;		/* some object calls tracefs_cpu_open() */
+	bool tracecmd;			/* ... and it is trace-cmd's recorder */
 	char unknown[128];		/* a tracefs_cpu_* name the plugin does not serve */
 	char unknown_in[256];		/* the object that imports or defines it */
 };
@@ -293,8 +309,8 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 	struct host_scan *h = arg;
 	const char *str = NULL;
 	const void *base = (const void *)info->dlpi_addr;
+	bool lib, opens = false, recorder = false;
 	size_t i, n;
-	bool lib;
 
 	if (base == h->self)
 		return 0;
@@ -317,11 +333,14 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 		const char *name = str + sym[i].st_name;
 		bool undef = sym[i].st_shndx == SHN_UNDEF;
 
+		/* trace-cmd, or libtracecmd: the recorder of lib/trace-cmd/trace-recorder.c */
+		if (!undef && !strcmp(name, "tracecmd_create_buffer_recorder_fd"))
+			recorder = true;
 		if (strncmp(name, "tracefs_cpu_", 12))
 			continue;
 		/* the host's calls, and what its libtracefs offers */
 		if (undef && !lib && !strcmp(name, "tracefs_cpu_open"))
-			h->imports_open = true;
+			opens = true;
 		if ((undef != lib) && !is_covered(name) && !h->unknown[0]) {
 			snprintf(h->unknown, sizeof(h->unknown), "%s", name);
 			snprintf(h->unknown_in, sizeof(h->unknown_in), "%s",
@@ -329,17 +348,37 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 				 "the program");
 		}
 	}
+	if (opens) {
+		h->imports_open = true;
+		h->tracecmd |= recorder;
+	}
 	return 0;
+}
+
+/* The program, as messages name it: "trace-cmd (pid 123)" */
+static const char *prog(void)
+{
+	static char name[96];
+
+	if (!name[0])
+		snprintf(name, sizeof(name), "%s (pid %d)", program_invocation_short_name,
+			 (int)getpid());
+	return name;
 }
 
 /*
  * A host the plugin supports: it (or a library of it, libtracecmd for
  * trace-cmd) opens ring buffers with tracefs_cpu_open(), and neither it nor
  * its libtracefs has a tracefs_cpu_* function the plugin does not serve,
- * which would get a plugin object it cannot handle. Otherwise say why and
- * let every call through to libtracefs.
+ * which would get a plugin object it cannot handle. Otherwise it says why,
+ * naming the program, and lets every call through to libtracefs. Returns
+ * whether the plugin serves this program.
+ *
+ * A program without libtracefs (timeout, env, sh: a wrapper the plugin was
+ * preloaded into on its way to trace-cmd) is expected: the plugin steps aside
+ * quietly (a line with verbose) and stays in LD_PRELOAD for its children.
  */
-static void check_host(void)
+static bool check_host(void)
 {
 	struct host_scan h = { 0 };
 	Dl_info info;
@@ -348,21 +387,26 @@ static void check_host(void)
 		h.self = info.dli_fbase;
 	h.tracefs = real.base;
 	if (!real.open) {
-		say("no libtracefs in this program (tracefs_cpu_open not found): stepping aside");
-		opt.disabled = true;
-		return;
+		if (opt.verbose)
+			say("no libtracefs in %s: stepping aside, staying in LD_PRELOAD for the "
+			    "programs it runs", prog());
+		return false;
 	}
 	dl_iterate_phdr(scan_object, &h);
 	if (h.unknown[0]) {
-		say("%s has %s, which this plugin (written for libtracefs 1.6) does not serve: "
-		    "stepping aside, the ring buffers are read by libtracefs", h.unknown_in,
-		    h.unknown);
-		opt.disabled = true;
-	} else if (!h.imports_open) {
-		say("this program does not open ring buffers with tracefs_cpu_open() (not a "
-		    "trace-cmd 3.x recorder): the plugin has nothing to do");
-		opt.disabled = true;
+		say("%s: %s has %s, which this plugin (written for libtracefs 1.6) does not "
+		    "serve: stepping aside, the ring buffers are read by libtracefs", prog(),
+		    h.unknown_in, h.unknown);
+		return false;
 	}
+	if (!h.imports_open) {
+		say("%s does not open ring buffers with tracefs_cpu_open(): the plugin has "
+		    "nothing to do here and stays in LD_PRELOAD for the programs it runs", prog());
+		return false;
+	}
+	if (opt.host == HOST_DETECT)
+		opt.host = h.tracecmd ? HOST_TRACECMD : HOST_LIBTRACEFS;
+	return true;
 }
 
 /* ------------------------------------------------------------ set-up */
@@ -398,11 +442,14 @@ static void parse_options(const char *s)
 		} else if (!strcmp(tok, "mmap") && val && (!strcmp(val, "0") ||
 							    !strcmp(val, "1"))) {
 			opt.disabled = val[0] == '0';
+		} else if (!strcmp(tok, "host") && val && (!strcmp(val, "trace-cmd") ||
+							    !strcmp(val, "libtracefs"))) {
+			opt.host = val[0] == 't' ? HOST_TRACECMD : HOST_LIBTRACEFS;
 		} else if (!strcmp(tok, "trace-cmd") && val) {
 			/* the launcher's: which binary to run */
 		} else {
 			say("%s: unknown setting '%s%s%s' ignored (known: mode=consume|snapshot, "
-			    "max-age-ms=N, stats, verbose, mmap=0|1, trace-cmd=PATH)", OPTS_ENV,
+			    "max-age-ms=N, stats, verbose, mmap=0|1, host=trace-cmd|libtracefs, trace-cmd=PATH)", OPTS_ENV,
 			    tok, val ? "=" : "", val ? val : "");
 		}
 	}
@@ -467,12 +514,13 @@ out:
 
 static void __attribute__((constructor)) tcm_init(void)
 {
+	const char *env = getenv(OPTS_ENV);
 	char sub[64];
 	Dl_info info;
 
-	parse_options(getenv(OPTS_ENV));
-	strip_preload();
-	unsetenv(OPTS_ENV);
+	/* the launcher always sets TRACEMAP_TRACECMD, even to "" */
+	opt.by_hand = !env;
+	parse_options(env);
 
 	/* all of them now: dlsym() is not async-signal-safe */
 	RESOLVE(open, tracefs_cpu_open);
@@ -494,10 +542,16 @@ static void __attribute__((constructor)) tcm_init(void)
 		real.base = info.dli_fbase;
 
 	tracemap_set_print(lib_print, NULL);
-	if (!opt.disabled)
-		check_host();
+	if (!check_host()) {
+		/* a wrapper on the way to the host: keep LD_PRELOAD and the settings */
+		opt.disabled = true;
+		return;
+	}
+	/* the host: the command it runs (trace-cmd record's workload) must not load it */
+	strip_preload();
+	unsetenv(OPTS_ENV);
 
-	if (opt.snapshot) {
+	if (opt.snapshot && !opt.disabled) {
 		read_subcommand(sub, sizeof(sub));
 		if (strcmp(sub, "extract")) {
 			say("mode=snapshot only applies to 'extract' (this is '%s'): consuming",
@@ -505,9 +559,12 @@ static void __attribute__((constructor)) tcm_init(void)
 			opt.snapshot = false;
 		}
 	}
-	if (opt.verbose)
-		say("loaded (mode=%s, max-age-ms=%u%s%s)", opt.snapshot ? "snapshot" : "consume",
-		    opt.max_age_ms, opt.stats ? ", stats" : "", opt.disabled ? ", mmap=0" : "");
+	if (opt.by_hand || opt.verbose)
+		say("serving the tracefs_cpu_* calls of %s%s (%s's contract; mode=%s, "
+		    "max-age-ms=%u%s)", prog(), opt.disabled ? " through libtracefs (mmap=0)" :
+		    " from the ring-buffer mapping", opt.host == HOST_TRACECMD ? "trace-cmd" :
+		    "libtracefs 1.6.4", opt.snapshot ? "snapshot" : "consume", opt.max_age_ms,
+		    opt.stats ? ", stats" : "");
 }
 
 /* libtracefs calls its own exported functions through the PLT: leave those alone */
@@ -533,7 +590,9 @@ static void release_tcm(struct tcm *t)
 		close(t->ctrl[1]);
 	t->ctrl[0] = t->ctrl[1] = -1;
 	free(t->batch);
-	t->batch = NULL;
+	free(t->queue);
+	free(t->page);
+	t->batch = t->queue = t->page = NULL;
 }
 
 /* An object that never made it into the registry. */
@@ -585,6 +644,7 @@ EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, i
 	t->out_fd = -1;
 	t->cpu = cpu;
 	t->perm_nonblock = nonblock;
+	t->nb = nonblock;
 	snprintf(t->label, sizeof(t->label), "%s", label);
 
 	o.mode = opt.snapshot ? TRACEMAP_MODE_SNAPSHOT : TRACEMAP_MODE_CONSUME;
@@ -625,8 +685,14 @@ EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, i
 	}
 
 	t->fd = tracemap_cpu_fd(t->c);
+	t->exact = opt.host == HOST_LIBTRACEFS;
 	t->batch = malloc((size_t)BATCH_PAGES * t->subbuf);
-	if (!t->batch || (!nonblock && pipe2(t->ctrl, O_CLOEXEC | O_NONBLOCK))) {
+	if (t->exact) {
+		t->queue = malloc((size_t)BATCH_PAGES * t->subbuf);
+		t->page = malloc(t->subbuf);
+	}
+	if (!t->batch || (t->exact && (!t->queue || !t->page)) ||
+	    (!nonblock && pipe2(t->ctrl, O_CLOEXEC | O_NONBLOCK))) {
 		e = errno;
 		free_tcm(t);
 		errno = e;
@@ -932,12 +998,235 @@ static int transfer(struct tcm *t, int wfd, void *out, bool nonblock)
 	return ret;
 }
 
+/* ------------------------------------------- libtracefs 1.6.4's contract */
+
+/*
+ * For a host that is not trace-cmd, each call returns what libtracefs 1.6.4
+ * (src/tracefs-record.c) returns for the same buffer: a read hands out a
+ * partly filled page; write, pipe and buffered_read hand out whole pages
+ * only (splice), -1/EAGAIN when non-blocking and none is complete, 0 when a
+ * blocking one is woken without one; after stop the next blocking call
+ * returns whether the kernel had the fd ready, and the reader never blocks
+ * again. tests/plugins/tc-calls.sh runs the same calls stock and preloaded.
+ */
+
+static bool fd_ready(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+/* libtracefs' wait_on_input(): 1 to read, 0 when stopped with no data ready, -1 */
+static int exact_wait(struct tcm *t, bool nonblock)
+{
+	char c[16];
+	int ret;
+
+	if (t->perm_nonblock) {
+		t->nb = 1;
+		return 1;
+	}
+	t->nb = nonblock;
+	if (nonblock)
+		return 1;
+	for (;;) {
+		/* select() on the fd (the buffer_percent watermark) and the stop pipe */
+		ret = tracemap_cpu_wait(t->c, t->ctrl[0], -1);
+		if (ret < 0) {
+			errno = -ret;
+			return -1;
+		}
+		t->st.waits++;
+		if (fd_ready(t->ctrl[0])) {
+			while (read(t->ctrl[0], c, sizeof(c)) > 0)
+				;
+			t->nb = 1;
+			t->perm_nonblock = true;
+			return fd_ready(t->fd);
+		}
+		if (fd_ready(t->fd))
+			return 1;
+	}
+}
+
+/*
+ * Up to @max complete pages into @buf, as splice() from trace_pipe_raw gives
+ * them after the wait: -1/EAGAIN when non-blocking and none is complete; a
+ * blocking one waits, and after one wake-up (data below a page, or stop's
+ * ioctl) looks once more and returns 0.
+ */
+static int exact_pages(struct tcm *t, unsigned char *buf, int max)
+{
+	bool woken = false;
+	int n, ret;
+
+	for (;;) {
+		n = produce(t, buf, max, false);
+		if (n)
+			return n;
+		if (t->nb) {
+			errno = EAGAIN;
+			return -1;
+		}
+		if (woken)
+			return 0;
+		ret = tracemap_cpu_wait(t->c, t->ctrl[0], -1);
+		if (ret < 0) {
+			errno = -ret;
+			return -1;
+		}
+		t->st.waits++;
+		woken = true;
+	}
+}
+
+static int exact_read(struct tcm *t, void *buffer, bool nonblock)
+{
+	int n, ret = exact_wait(t, nonblock);
+
+	if (ret <= 0)
+		return ret;
+	for (;;) {
+		/* read() of trace_pipe_raw: a partly filled page too */
+		n = produce(t, buffer, 1, true);
+		if (n < 0)
+			return -1;
+		if (n) {
+			t->st.pages++;
+			t->st.bytes += t->subbuf;
+			return t->subbuf;
+		}
+		if (t->nb) {
+			/* EAGAIN, which libtracefs turns into 0 with errno 0 */
+			errno = 0;
+			return 0;
+		}
+		/* a blocking read() waits for data; stop (O_NONBLOCK and the ioctl) ends it */
+		ret = tracemap_cpu_wait(t->c, t->ctrl[0], -1);
+		if (ret < 0) {
+			errno = -ret;
+			return -1;
+		}
+		t->st.waits++;
+		if (ret == TRACEMAP_WAIT_EXTRA)
+			t->nb = 1;
+	}
+}
+
+/* One page of buffered_read's queue (libtracefs' splice pipe) into @buffer. */
+static int exact_dequeue(struct tcm *t, void *buffer)
+{
+	memcpy(buffer, t->queue + (size_t)t->qpos * t->subbuf, t->subbuf);
+	t->qpos++;
+	t->queued--;
+	return t->subbuf;
+}
+
+static int exact_buffered_read(struct tcm *t, void *buffer, bool nonblock)
+{
+	int n, ret;
+
+	if (t->queued)
+		return exact_dequeue(t, buffer);
+	ret = exact_wait(t, nonblock);
+	if (ret <= 0)
+		return ret;
+	t->spliced = true;
+	n = exact_pages(t, t->queue, BATCH_PAGES);
+	if (n <= 0)
+		return n;
+	t->st.pages += n;
+	t->st.bytes += (uint64_t)n * t->subbuf;
+	t->queued = n;
+	t->qpos = 0;
+	return exact_dequeue(t, buffer);
+}
+
+static int exact_flush(struct tcm *t, void *buffer)
+{
+	int n;
+
+	/* flush makes the fd non-blocking, as libtracefs does */
+	t->nb = 1;
+	if (t->queued)
+		return exact_dequeue(t, buffer);
+	n = produce(t, buffer, 1, true);
+	if (n < 0)
+		return -1;
+	if (!n) {
+		errno = 0;
+		return 0;
+	}
+	t->st.pages++;
+	t->st.bytes += t->subbuf;
+	return t->subbuf;
+}
+
+static int exact_flush_write(struct tcm *t, int wfd)
+{
+	int ret = exact_flush(t, t->page);
+
+	if (ret > 0)
+		ret = write(wfd, t->page, ret);
+	if (ret < 0 && errno == EAGAIN)
+		ret = 0;
+	return ret;
+}
+
+/* write and pipe: complete pages to @wfd; buffered_read's queue goes first */
+static int exact_write(struct tcm *t, int wfd, bool nonblock, bool is_pipe)
+{
+	int n, ret = exact_wait(t, nonblock);
+	size_t len;
+
+	if (ret <= 0)
+		return ret;
+	/* libtracefs 1.6.4's pipe splices pipe_size bytes, 0 until a write set it up */
+	if (is_pipe && !t->spliced)
+		return 0;
+	t->spliced = true;
+	n = exact_pages(t, t->batch, BATCH_PAGES);
+	if (n <= 0)
+		return n;
+	t->st.pages += n;
+	len = (size_t)n * t->subbuf;
+	if (t->queued) {
+		if (write_all(t, wfd, t->queue + (size_t)t->qpos * t->subbuf,
+			      (size_t)t->queued * t->subbuf))
+			return -1;
+		len += (size_t)t->queued * t->subbuf;
+		t->queued = 0;
+	}
+	if (write_all(t, wfd, t->batch, (size_t)n * t->subbuf))
+		return -1;
+	t->st.bytes += len;
+	return len;
+}
+
+/* Async-signal-safe: libtracefs' stop, which does nothing on a non-blocking reader. */
+static int exact_stop(struct tcm *t)
+{
+	int e = errno, ret;
+
+	if (t->perm_nonblock)
+		return 0;
+	if (write(t->ctrl[1], "s", 1) < 0 && errno != EAGAIN)
+		return -1;
+	ret = ioctl(t->fd, 0) < 0 ? 1 : 0;
+	t->nb = 1;
+	errno = e;
+	return ret;
+}
+
 EXPORT int tracefs_cpu_write(struct tracefs_cpu *tcpu, int wfd, bool nonblock)
 {
 	struct tcm *t = lookup(tcpu);
 
 	if (!t)
 		return real.write ? real.write(tcpu, wfd, nonblock) : -1;
+	if (t->exact && !is_dead(t))
+		return exact_write(t, wfd, nonblock, false);
 	return transfer(t, wfd, NULL, nonblock);
 }
 
@@ -947,6 +1236,8 @@ EXPORT int tracefs_cpu_pipe(struct tracefs_cpu *tcpu, int wfd, bool nonblock)
 
 	if (!t)
 		return real.pipe ? real.pipe(tcpu, wfd, nonblock) : -1;
+	if (t->exact && !is_dead(t))
+		return exact_write(t, wfd, nonblock, true);
 	return transfer(t, wfd, NULL, nonblock);
 }
 
@@ -962,6 +1253,9 @@ static int read_into(struct tracefs_cpu *tcpu, void *buffer, bool nonblock,
 		errno = EINVAL;
 		return -1;
 	}
+	if (t->exact && !is_dead(t))
+		return real_fn == real.buffered_read ? exact_buffered_read(t, buffer, nonblock) :
+			exact_read(t, buffer, nonblock);
 	return transfer(t, -1, buffer, nonblock);
 }
 
@@ -993,6 +1287,8 @@ EXPORT int tracefs_cpu_flush(struct tracefs_cpu *tcpu, void *buffer)
 	}
 	if (is_dead(t))
 		return 0;
+	if (t->exact)
+		return exact_flush(t, buffer);
 	set_busy(t, 1);
 	n = produce(t, buffer, 1, true);
 	set_busy(t, 0);
@@ -1014,6 +1310,8 @@ EXPORT int tracefs_cpu_stop(struct tracefs_cpu *tcpu)
 		return real.stop ? real.stop(tcpu) : -1;
 	if (is_dead(t))
 		return 0;
+	if (t->exact)
+		return exact_stop(t);
 	t->stopped = 1;
 	if (t->perm_nonblock)
 		return 0;	/* as libtracefs: a non-blocking reader never waits */
@@ -1035,6 +1333,8 @@ EXPORT int tracefs_cpu_flush_write(struct tracefs_cpu *tcpu, int wfd)
 		return real.flush_write ? real.flush_write(tcpu, wfd) : -1;
 	if (is_dead(t))
 		return 0;
+	if (t->exact)
+		return exact_flush_write(t, wfd);
 	t->st.flush_calls++;
 	if (t->busy) {
 		/* interrupted the main flow in the middle of producing: it flushes later */

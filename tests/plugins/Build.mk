@@ -7,6 +7,7 @@ TCT_DIR		:= $(O)/tests/plugins
 TCT_MARKERS	:= $(TCT_DIR)/tc-markers
 TCT_KSHARK	:= $(TCT_DIR)/tc-kshark-count
 TCT_CONTRACT	:= $(TCT_DIR)/tc-contract
+TCT_CALLS	:= $(TCT_DIR)/tc-calls
 TCT_KSLIVE	:= $(TCT_DIR)/ks-live
 TCT_FIFO_FEED	:= $(TCT_DIR)/tc-fifo-feed
 TCT_HOST	:= $(TCT_DIR)/tc-host
@@ -42,6 +43,12 @@ $(TCT_CONTRACT): tests/plugins/tc-contract.c
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TFS_CFLAGS) $(TEP_CFLAGS) -o $@ $< \
 		$(TFS_LIBS) $(TEP_LIBS) -lpthread
 
+# each tracefs_cpu_* call, run stock and with the plugin preloaded (tc-calls.sh)
+$(TCT_CALLS): tests/plugins/tc-calls.c
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TFS_CFLAGS) -o $@ $< $(TFS_LIBS)
+
 # stand-ins for the plugin's host check (tc-host.sh): a libtracefs program that
 # reads no ring buffer, and a libtracefs with a function the plugin does not serve
 $(TCT_HOST): tests/plugins/tc-host.c
@@ -54,7 +61,7 @@ $(TCT_STANDIN): tests/plugins/tc-standin-tracefs.c
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $<
 
-CHECK_TARGETS	+= $(TCT_MARKERS) $(TCT_CONTRACT) $(TCT_FIFO_FEED) $(TCT_HOST) $(TCT_STANDIN)
+CHECK_TARGETS	+= $(TCT_MARKERS) $(TCT_CONTRACT) $(TCT_CALLS) $(TCT_FIFO_FEED) $(TCT_HOST) $(TCT_STANDIN)
 ifneq ($(wildcard /usr/include/kernelshark/libkshark.h),)
 CHECK_TARGETS	+= $(TCT_KSHARK) $(TCT_KSLIVE)
 endif

@@ -5,7 +5,9 @@
 # nothing, stop, flush_write from a handler, one page per flush, flush,
 # buffered_read and free_fd on plugin objects, pass-through of alloc_fd and
 # of libtracefs' own calls), checked by tc-contract with the
-# plugin preloaded.
+# plugin preloaded. tc-contract is not trace-cmd: host=trace-cmd asks for
+# the contract the plugin keeps with trace-cmd's recorder (tc-calls.sh checks
+# the one other programs get).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/tc-common.shlib"
 tc_require
@@ -13,4 +15,4 @@ prog="$TC_TOP/build/tests/plugins/tc-contract"
 [ -x "$prog" ] || tl_fail "$prog is missing: run 'make check-build'"
 
 inst=$(tl_instance tc)
-LD_PRELOAD="$TC_TOP/build/plugins/trace-cmd/libtracemap-tracecmd.so" "$prog" "$inst"
+TRACEMAP_TRACECMD=host=trace-cmd LD_PRELOAD="$TC_TOP/build/plugins/trace-cmd/libtracemap-tracecmd.so" "$prog" "$inst"

@@ -49,7 +49,7 @@ other=$(ls /usr/libexec/coreutils/libstdbuf.so /usr/lib/*/coreutils/libstdbuf.so
 LD_PRELOAD=$other TRACEMAP_TRACECMD=verbose "$TCM" record -d --no-filter -B "$inst" -p nop \
 	-o env.dat sh -c '{ echo "LD_PRELOAD=[$LD_PRELOAD] SETTINGS=[${TRACEMAP_TRACECMD-unset}]"
 		grep -c libtracemap-tracecmd /proc/$$/maps; } > env.out' > /dev/null 2> env.err
-grep -q 'loaded (mode=consume' env.err || { cat env.err; tl_fail "TRACEMAP_TRACECMD=verbose was not read"; }
+grep -q 'serving the tracefs_cpu_\* calls of trace-cmd (pid [0-9]*) .*mode=consume' env.err || { cat env.err; tl_fail "TRACEMAP_TRACECMD=verbose was not read"; }
 grep -q "^LD_PRELOAD=\[$other\] SETTINGS=\[unset\]$" env.out ||
 	{ cat env.out; tl_fail "the traced command inherited the plugin or its settings"; }
 [ "$(tail -1 env.out)" = 0 ] || tl_fail "the plugin is mapped into the traced command"
