@@ -72,7 +72,8 @@ struct trigger {
 struct recorder {
 	struct flight_opts *o;
 	const char *iname;
-	char *pattern;		/* output name with %n (and maybe %t) */
+	const char *direct;	/* -o of "-", a FIFO or a terminal: every dump goes there */
+	char *pattern;		/* else the output name with %n (and maybe %t) */
 	int seq;
 	int dumps;
 	int failed;		/* triggers whose dump could not be written */
@@ -175,11 +176,13 @@ static void expand(const char *pattern, int seq, char *buf, size_t size)
 /* The next name that does not exist yet: a dump never overwrites a file. */
 static int next_path(struct recorder *r, char *buf, size_t size)
 {
+	struct stat st;
 	int tries;
 
 	for (tries = 0; tries < 100000; tries++) {
 		expand(r->pattern, ++r->seq, buf, size);
-		if (access(buf, F_OK) && errno == ENOENT)
+		/* lstat: a dangling symbolic link is a name that is taken */
+		if (lstat(buf, &st) && errno == ENOENT)
 			return 0;
 	}
 	tool_err("no free file name for %s", r->pattern);
@@ -191,9 +194,13 @@ static int next_path(struct recorder *r, char *buf, size_t size)
 static void dump_now(struct recorder *r, uint64_t trigger_ns, const char *what)
 {
 	char path[PATH_MAX];
+	bool out_is_stdout = r->direct && !strcmp(r->direct, "-");
 
-	if (next_path(r, path, sizeof(path)) ||
-	    tool_dump(r->iname, r->o->buf.cpumask, path, trigger_ns, what, stdout)) {
+	if (r->direct)
+		snprintf(path, sizeof(path), "%s", r->direct);
+	if ((!r->direct && next_path(r, path, sizeof(path))) ||
+	    tool_dump(r->iname, r->o->buf.cpumask, path, trigger_ns, what,
+		      out_is_stdout ? stderr : stdout)) {
 		tool_err("%s: no dump written", what);
 		r->failed++;
 	} else {
@@ -603,6 +610,7 @@ int cmd_flight(int argc, char **argv)
 	struct epoll_event evs[4];
 	struct signalfd_siginfo si;
 	bool private = false, stop = false;
+	struct stat ost;
 	pid_t child = -1;
 	const char *tfs;
 	sigset_t sigs;
@@ -630,10 +638,24 @@ int cmd_flight(int argc, char **argv)
 			tool_err("(without -B, tracemap flight records in a private instance)");
 		goto out;
 	}
-	/* after the checks that need nothing made: a wrong -B leaves no directory behind */
-	r.pattern = make_pattern(o.output);
-	if (!r.pattern || check_out_dir(o.output, r.pattern))
-		goto out;
+	/*
+	 * After the checks that need nothing made: a wrong -B leaves no
+	 * directory behind. "-", a FIFO or a terminal take every dump as it is;
+	 * a directory (also through a link) gets numbered files, as does a
+	 * file name; anything else is refused, and no name is made beside it.
+	 */
+	if (stat(o.output, &ost) || !S_ISDIR(ost.st_mode)) {
+		n = tool_out_kind(o.output, "-o", false);
+		if (n < 0)
+			goto out;
+		if (n == TOOL_OUT_DIRECT)
+			r.direct = o.output;
+	}
+	if (!r.direct) {
+		r.pattern = make_pattern(o.output);
+		if (!r.pattern || check_out_dir(o.output, r.pattern))
+			goto out;
+	}
 	if (trigger_init(&t, tfs, &o))
 		goto out;
 

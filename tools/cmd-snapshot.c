@@ -4,6 +4,7 @@
  * without consuming it, through tool_dump() (dump.c).
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,8 +45,13 @@ int cmd_snapshot(int argc, char **argv)
 		tool_err("-o needs a file name ('-' for standard output)");
 		return 1;
 	}
+	/* a refused -o is said before anything is copied */
+	if (tool_out_kind(out, "-o", false) < 0)
+		return 1;
 	if (tool_instance_dir(b.instance, idir, sizeof(idir)))
 		return 1;
+	/* a reader of a pipe or FIFO that goes away is a failed write, said as one */
+	signal(SIGPIPE, SIG_IGN);
 	/* the report goes to stderr when the file is standard output */
 	return tool_dump(b.instance, b.cpumask, out, 0, NULL, strcmp(out, "-") ? stdout : stderr) ? 1 : 0;
 }

@@ -5,7 +5,6 @@
  * flight`.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,30 +51,27 @@ int tool_dump(const char *instance, const char *cpumask, const char *path, uint6
 {
 	struct tracemap_dump_opts o = { .sz = sizeof(o), .cpumask = cpumask };
 	struct tracemap_dump *d;
+	struct tool_out f;
 	uint64_t t0;
-	int fd, ret;
+	int ret;
 
 	/* a failure is explained by the library (libtracemap-print(3)) */
 	d = tracemap_dump_take(instance, &o);
 	if (!d)
 		return -1;
 	t0 = now_ns();
-	if (!strcmp(path, "-"))
-		fd = STDOUT_FILENO;
-	else
-		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		tool_err("cannot create %s: %s: give a writable -o path", path, strerror(errno));
+	if (tool_out_open(&f, path, "-o")) {
 		tracemap_dump_free(d);
 		return -1;
 	}
-	ret = tracemap_dump_write(d, fd);
-	if (fd != STDOUT_FILENO && close(fd) && !ret)
-		ret = -errno;
+	ret = tracemap_dump_write(d, f.fd);
 	if (ret) {
 		tool_err("cannot write %s: %s", path, strerror(-ret));
-		if (fd != STDOUT_FILENO)
-			unlink(path);
+		tool_out_abort(&f);
+		tracemap_dump_free(d);
+		return -1;
+	}
+	if (tool_out_commit(&f)) {
 		tracemap_dump_free(d);
 		return -1;
 	}

@@ -110,8 +110,37 @@ void tool_hold_signals(sigset_t *sigs, bool usr1);
 void tool_set_lib_print(bool verbose);
 
 /*
+ * out-file.c: the one place that decides where a dump may be written.
+ * TOOL_OUT_NEW and _REGULAR are written to a new file beside the name and
+ * renamed onto it on success; _DIRECT ("-", a FIFO, a terminal) is written
+ * as it is; _DIR only where the caller allows a directory.
+ */
+enum { TOOL_OUT_NEW, TOOL_OUT_REGULAR, TOOL_OUT_DIRECT, TOOL_OUT_DIR };
+
+struct tool_out {
+	const char *path;
+	char *tmp;		/* the file this run made, renamed onto @path; NULL: direct */
+	int fd;
+	int kind;
+};
+
+/*
+ * What @path (given with option @opt) is as an output: one of TOOL_OUT_*, or
+ * -1 after a message when it is refused (a symbolic link, a device node
+ * that is not a terminal, a socket, a directory unless @dir_ok).
+ */
+int tool_out_kind(const char *path, const char *opt, bool dir_ok);
+/* Open @path for writing through @f->fd; -1 after a message (nothing made). */
+int tool_out_open(struct tool_out *f, const char *path, const char *opt);
+/* Close and put the file in place; -1 after a message (a finished file is kept). */
+int tool_out_commit(struct tool_out *f);
+/* After a failed write: close, and remove only the file this run made. */
+void tool_out_abort(struct tool_out *f);
+
+/*
  * Copy the buffer of @instance (NULL: top level) on the CPUs of @cpumask,
- * write it as a trace.dat to @path ("-": standard output) and print the
+ * write it as a trace.dat to @path ("-": standard output; see
+ * tool_out_open() for what else may be written and how) and print the
  * one-line report to @to, after "@what: " when @what is not NULL;
  * @trigger_ns (CLOCK_MONOTONIC, 0: none) adds the time from the trigger to
  * the closed file. 0, or -1 after a message.
