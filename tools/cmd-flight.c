@@ -392,12 +392,16 @@ static bool is_recorder(const char *pid)
 	return flight;
 }
 
-static int send_dump(const char *pidarg)
+/*
+ * --dump [PID]: SIGUSR1 to the recorder PID, or to the one running; with
+ * @all to every running recorder (none running is an error).
+ */
+static int send_dump(const char *pidarg, bool all)
 {
-	char *end;
+	long pid = 0, *found = NULL, *more;
+	int n = 0, cap = 0, i, ret = 0;
 	struct dirent *de;
-	long pid = 0, found = 0;
-	int n = 0;
+	char *end;
 	DIR *dp;
 
 	if (pidarg) {
@@ -410,39 +414,64 @@ static int send_dump(const char *pidarg)
 			tool_err("--dump %s: that process is not a running 'tracemap flight'", pidarg);
 			return 1;
 		}
-		found = pid;
-	} else {
-		dp = opendir("/proc");
-		while (dp && (de = readdir(dp))) {
-			if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
-			    atol(de->d_name) == (long)getpid() || !is_recorder(de->d_name))
-				continue;
-			if (n++)
-				fprintf(stderr, "%s%ld", n == 2 ? "tracemap: several flight recorders "
-					"run: " : " ", found);
-			found = atol(de->d_name);
-		}
-		if (dp)
-			closedir(dp);
-		if (n > 1) {
-			fprintf(stderr, " %ld: give one with --dump PID\n", found);
+		if (kill((pid_t)pid, SIGUSR1)) {
+			tool_err("cannot signal %ld: %s", pid, strerror(errno));
 			return 1;
 		}
-		if (!n) {
-			tool_err("no 'tracemap flight' is running: start one first");
-			return 1;
-		}
+		return 0;
 	}
-	if (kill((pid_t)found, SIGUSR1)) {
-		tool_err("cannot signal %ld: %s", found, strerror(errno));
+	dp = opendir("/proc");
+	if (!dp) {
+		tool_err("cannot read /proc: %s: give the recorder's PID", strerror(errno));
 		return 1;
 	}
-	return 0;
+	while ((de = readdir(dp))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    atol(de->d_name) == (long)getpid() || !is_recorder(de->d_name))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 8;
+			more = realloc(found, cap * sizeof(*found));
+			if (!more) {
+				tool_err("out of memory");
+				ret = 1;
+				goto out;
+			}
+			found = more;
+		}
+		found[n++] = atol(de->d_name);
+	}
+	if (!n) {
+		tool_err("no 'tracemap flight' is running: start one first");
+		ret = 1;
+		goto out;
+	}
+	if (n > 1 && !all) {
+		fprintf(stderr, "tracemap: several flight recorders run:");
+		for (i = 0; i < n; i++)
+			fprintf(stderr, " %ld", found[i]);
+		fprintf(stderr, ": give one with --dump PID, or dump them all with --dump --all\n");
+		ret = 1;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		/* one that ended meanwhile is said, the others still dump */
+		if (kill((pid_t)found[i], SIGUSR1)) {
+			tool_err("cannot signal %ld: %s", found[i], strerror(errno));
+			ret = 1;
+		} else if (all) {
+			fprintf(stderr, "tracemap: dump asked of flight recorder %ld\n", found[i]);
+		}
+	}
+out:
+	closedir(dp);
+	free(found);
+	return ret;
 }
 
 /* --------------------------------------------------------------- setup */
 
-enum { OPT_MARKER = 256, OPT_AFTER, OPT_HOLDOFF, OPT_MAX, OPT_DUMP };
+enum { OPT_MARKER = 256, OPT_AFTER, OPT_HOLDOFF, OPT_MAX, OPT_DUMP, OPT_ALL };
 
 /* Returns 0, 1 when done (--help, --dump) with *status set, or -1 after a message. */
 static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
@@ -453,10 +482,11 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 		{ "hold-off-ms", required_argument, NULL, OPT_HOLDOFF },
 		{ "max-dumps", required_argument, NULL, OPT_MAX },
 		{ "dump", no_argument, NULL, OPT_DUMP },
+		{ "all", no_argument, NULL, OPT_ALL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool dump = false;
+	bool dump = false, all = false;
 	int c;
 
 	o->holdoff_ms = DEFAULT_HOLDOFF_MS;
@@ -497,6 +527,9 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 		case OPT_DUMP:
 			dump = true;
 			break;
+		case OPT_ALL:
+			all = true;
+			break;
 		case 'h':
 			tool_usage(stdout);
 			*status = 0;
@@ -505,12 +538,17 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 			return tool_opt_error(argv, "BebMoTF", OPT_MARKER, OPT_MAX);
 		}
 	}
+	if (all && !dump) {
+		tool_err("--all goes with --dump: 'tracemap flight --dump --all'");
+		return -1;
+	}
 	if (dump) {
-		if (optind + 1 < argc) {
-			tool_err("--dump takes at most a PID (tracemap --help)");
+		if (optind + 1 < argc || (all && optind < argc)) {
+			tool_err("--dump takes a PID or --all, not both and nothing more "
+				 "(tracemap --help)");
 			return -1;
 		}
-		*status = send_dump(optind < argc ? argv[optind] : NULL);
+		*status = send_dump(optind < argc ? argv[optind] : NULL, all);
 		return 1;
 	}
 	if (optind < argc) {
