@@ -19,6 +19,12 @@
 # A test run that adds a kernel WARNING, BUG or Oops to dmesg fails, whatever
 # its exit status: the kernel log lines are printed (DMESG_CHECK=0: no check;
 # TEST_DMESG_PATTERN replaces the extended regular expression of bad lines).
+#
+# Ctrl-C (SIGINT to make's process group), SIGTERM or SIGHUP stop the run at
+# once: the running test's process group (timeout(1) makes one, which the
+# terminal's SIGINT does not reach) gets SIGTERM, so that the test cleans up
+# (INTERRUPT_WAIT seconds, default 20, then SIGKILL), the summary so far is
+# printed and the runner exits 130.
 TIMEOUT=${TEST_TIMEOUT:-300}
 EXACT_HELPERS='th_assert_seq_run|check_exact|drain_exact|tc_expect_seqs|tl_seqs'
 KERNEL_BAD=${TEST_DMESG_PATTERN:-"WARNING: CPU|cut here|BUG:|Oops:"}
@@ -50,6 +56,45 @@ dmesg_bad_since() {
 		left > 0 { print; left-- }'
 }
 
+summary() {
+	echo
+	[ -n "$failed" ] && echo "failed:$failed"
+	[ -n "$flaky" ] && echo "flaky (failed once, passed again, marked timing-sensitive):$flaky"
+	echo "$pass passed, $fail failed, $skip skipped"
+}
+
+# the test runs in the background so that a signal's trap runs at once, not
+# after the test; fd 3 keeps the runner's standard input for it
+exec 3<&0
+tpid=
+run_one() {
+	timeout -k 10 "$to" "$t" > "$1" 2>&1 <&3 3<&- &
+	tpid=$!
+	wait $tpid
+	rc=$?
+	tpid=
+}
+
+interrupted() {
+	trap '' INT TERM HUP
+	echo
+	echo "INTERRUPTED  $t: stopped${tpid:+ (its process group $tpid gets SIGTERM to clean up)}"
+	if [ -n "$tpid" ]; then
+		kill -TERM "-$tpid" 2> /dev/null || kill -TERM "$tpid" 2> /dev/null
+		n=0
+		while kill -0 "$tpid" 2> /dev/null && [ $n -lt $((${INTERRUPT_WAIT:-20} * 10)) ]; do
+			sleep 0.1
+			n=$((n + 1))
+		done
+		kill -KILL "-$tpid" 2> /dev/null
+		wait "$tpid" 2> /dev/null
+	fi
+	summary
+	echo "interrupted: the tests after $t did not run"
+	exit 130
+}
+trap interrupted INT TERM HUP
+
 for t in "$@"; do
 	name=$(echo "$t" | sed 's|^build/||; s|/|_|g')
 	log="$logdir/$name.log"
@@ -66,15 +111,16 @@ for t in "$@"; do
 	fi
 	[ $dmesg_ok = 1 ] && since=$(dmesg_last)
 	start=$(date +%s)
-	timeout -k 10 "$to" "$t" > "$log" 2>&1
-	rc=$?
+	run_one "$log"
 	why=
 	if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ "${TEST_RETRY:-1}" = 1 ]; then
 		# tests share two CPUs with a live kernel writer: say whether the
 		# failure repeats; only a marked test may pass on the second run
 		mv "$log" "$log.first"
-		timeout -k 10 "$to" "$t" > "$log" 2>&1
-		rc2=$?
+		rc1=$rc
+		run_one "$log"
+		rc2=$rc
+		rc=$rc1
 		if [ $rc2 -eq 0 ] && [ -n "$mark" ] && [ -z "$exact" ]; then
 			flaky="$flaky $t"
 			echo "FLAKY $t: failed (exit $rc), passed when run again; marked timing-sensitive: $mark; first run's log: $log.first"
@@ -110,8 +156,5 @@ for t in "$@"; do
 	esac
 done
 
-echo
-[ -n "$failed" ] && echo "failed:$failed"
-[ -n "$flaky" ] && echo "flaky (failed once, passed again, marked timing-sensitive):$flaky"
-echo "$pass passed, $fail failed, $skip skipped"
+summary
 [ "$fail" -eq 0 ]

@@ -4,7 +4,8 @@
 # tests/run-tests.sh itself: a test that fails once and then passes fails the
 # run unless its source is marked timing-sensitive with a reason; the mark is
 # refused on a test that checks exact counts; a run that adds a kernel warning
-# to dmesg fails even when the test passed.
+# to dmesg fails even when the test passed; Ctrl-C stops the run at once
+# with the running test cleaned up, the summary so far and exit 130.
 . "$(dirname "$0")/../lib.sh"
 RUNNER=$PWD/tests/run-tests.sh
 [ -f "$RUNNER" ] || tl_fail "no $RUNNER"
@@ -70,4 +71,38 @@ EOS
 else
 	tl_log "not root or no /dev/kmsg: the dmesg check is not exercised"
 fi
+# Ctrl-C while a test runs (SIGINT to the process group, as make gets it):
+# the runner stops at once, the test's process group gets SIGTERM and cleans
+# up, its children are gone, the tests after it do not run, the summary so
+# far is printed and the exit status is 130
+cat > long.sh <<EOS
+#!/bin/sh
+trap 'echo cleaned > "$TL_TMP/long.cleaned"; exit 130' TERM INT
+sleep 600 &
+echo \$! > "$TL_TMP/long.child"
+echo \$\$ > "$TL_TMP/long.pid"
+wait
+EOS
+printf '#!/bin/sh\ntouch "%s/after.ran"\n' "$TL_TMP" > after.sh
+chmod +x long.sh after.sh
+# a background job of this shell starts with SIGINT ignored: make's runner does not
+TEST_LOGDIR=$TL_TMP/logs DMESG_CHECK=0 setsid env --default-signal=INT \
+	sh "$RUNNER" ./ok.sh ./long.sh ./after.sh > int.txt 2>&1 &
+rpid=$!
+tl_bg $rpid
+tl_wait 20 test -s long.pid || { cat int.txt; tl_fail "the long test did not start"; }
+[ "$(ps -o pgid= -p $rpid | tr -d ' ')" = $rpid ] || tl_fail "the runner is not its own process group (the test is wrong)"
+kill -INT -$rpid
+tl_wait 30 sh -c "! kill -0 $rpid 2> /dev/null || grep -qs ') Z' /proc/$rpid/stat" ||
+	{ cat int.txt; tl_fail "the runner did not stop within 30 s of Ctrl-C"; }
+wait $rpid
+rc=$?
+[ $rc -eq 130 ] || { cat int.txt; tl_fail "the interrupted runner exited $rc, not 130"; }
+grep -q "INTERRUPTED  ./long.sh" int.txt && grep -q "^1 passed, 0 failed, 0 skipped" int.txt ||
+	{ cat int.txt; tl_fail "no word on the interrupted test or no summary so far"; }
+[ -f long.cleaned ] || tl_fail "the interrupted test did not get to clean up"
+tl_wait 10 sh -c "! kill -0 $(cat long.pid) 2> /dev/null && ! kill -0 $(cat long.child) 2> /dev/null" ||
+	tl_fail "the interrupted test or its child still runs"
+[ ! -e after.ran ] || tl_fail "a test after the interrupted one ran"
+tl_log "Ctrl-C: the runner stopped the test, printed the summary so far, exit 130"
 echo "runner: all checks passed"
