@@ -26,7 +26,7 @@ $(DOC_DIR)/examples/%.c: Documentation/%.txt Documentation/extract-example.sh
 
 $(DOC_DIR)/examples/%: $(DOC_DIR)/examples/%.c $(LIB_A) include/tracemap.h
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TEP_CFLAGS) $(TFS_CFLAGS) -o $@ $< \
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) $(TEP_CFLAGS) $(TFS_CFLAGS) -o $@ $< \
 		$(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
 
 # keep the extracted sources: compiler messages point into them
@@ -57,5 +57,18 @@ install-doc:
 		echo "warning: man pages not installed (see above)" >&2; \
 	fi
 
+# the pages the renderer wrote (their names come from the NAME sections)
+uninstall-doc:
+	@if sh Documentation/render-man.sh --check 2>/dev/null; then \
+		$(MAKE) --no-print-directory doc && \
+		for f in $(DOC_DIR)/man/*.1 $(DOC_DIR)/man/*.3 $(DOC_DIR)/man/*.7; do \
+			[ -e "$$f" ] || continue; \
+			rm -f $(DESTDIR)$(MANDIR)/man$${f##*.}/$${f##*/}; \
+		done; \
+	else \
+		echo "warning: man pages not uninstalled: they cannot be rendered to know their names" >&2; \
+	fi
+
 INSTALL_TARGETS	+= install-doc
-.PHONY: doc install-doc
+UNINSTALL_TARGETS += uninstall-doc
+.PHONY: doc install-doc uninstall-doc

@@ -17,18 +17,18 @@ BENCH_CFLAGS	:= -Ibench -Itests -Ilib $(TEP_CFLAGS) $(TFS_CFLAGS) \
 $(BENCH_O)/tm-load: bench/tm-load.c $(BENCH_COMMON)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) -o $@ $< $(BENCH_COMMON_C)
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) $(BENCH_CFLAGS) -o $@ $< $(BENCH_COMMON_C)
 
 $(BENCH_O)/tm-consume: bench/tm-consume.c $(BENCH_COMMON) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) -o $@ $< $(BENCH_COMMON_C) \
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) $(BENCH_CFLAGS) -o $@ $< $(BENCH_COMMON_C) \
 		$(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
 
 $(BENCH_O)/tm-bench: bench/tm-bench.c $(BENCH_COMMON)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) $(TRACECMD_CFLAGS) -o $@ $< \
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) $(BENCH_CFLAGS) $(TRACECMD_CFLAGS) -o $@ $< \
 		$(BENCH_COMMON_C) $(TRACECMD_LIBS) $(TFS_LIBS) $(TEP_LIBS)
 
 BENCH_DEPS	+= $(BENCH_O)/tm-load $(BENCH_O)/tm-consume $(BENCH_O)/tm-bench
@@ -39,7 +39,7 @@ ifneq ($(wildcard /usr/include/kernelshark/libkshark.h),)
 $(BENCH_O)/ks-refresh: bench/ks-refresh.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -isystem /usr/include/kernelshark $(TEP_CFLAGS) \
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -isystem /usr/include/kernelshark $(TEP_CFLAGS) \
 		-o $@ $< $(LIB_A) -lkshark $(TFS_LIBS) $(TEP_LIBS)
 
 BENCH_DEPS	+= $(BENCH_O)/ks-refresh
@@ -47,7 +47,7 @@ endif
 $(BENCH_O)/tm-format: bench/tm-format.c $(LIB_A) include/tracemap.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) -o $@ $< \
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) $(BENCH_CFLAGS) -o $@ $< \
 		$(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
 
 BENCH_DEPS	+= $(BENCH_O)/tm-format
@@ -57,7 +57,7 @@ BENCH_DEPS	+= $(BENCH_O)/tm-format
 $(BENCH_O)/tm-merge: bench/tm-merge.c tests/sbuf-encode.c tests/sbuf-encode.h $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(BENCH_CFLAGS) -o $@ $< tests/sbuf-encode.c \
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) $(BENCH_CFLAGS) -o $@ $< tests/sbuf-encode.c \
 		$(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
 
 BENCH_DEPS	+= $(BENCH_O)/tm-merge

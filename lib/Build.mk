@@ -10,8 +10,11 @@ LIB_PC		:= $(O)/libtracemap.pc
 
 LIB_CFLAGS	:= -fPIC -fvisibility=hidden -Ilib $(TEP_CFLAGS) $(TFS_CFLAGS)
 
-# Programs link the static archive so they run from the build tree.
-TRACEMAP_LIBS	:= $(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
+# The front-ends link the shared library. From the tree they find it through
+# an rpath relative to $ORIGIN (the argument: the way from the program's
+# directory back to build/); make install links them again without one.
+LIB_LINK	:= -Wl,--as-needed -L$(O) -ltracemap $(TFS_LIBS) $(TEP_LIBS)
+lib_rpath	= -Wl,-rpath,'$$ORIGIN$(if $(1),/$(1))'
 
 $(O)/pic/lib/%.o: lib/%.c
 	@mkdir -p $(dir $@)
@@ -20,8 +23,9 @@ $(O)/pic/lib/%.o: lib/%.c
 
 $(O)/$(LIB_SONAME).$(VERSION_MINOR).$(VERSION_PATCH): $(LIB_OBJS) lib/libtracemap.map
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) -shared -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=lib/libtracemap.map \
-		-Wl,-z,defs -o $@ $(LIB_OBJS) $(TFS_LIBS) $(TEP_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(LIB_SONAME) \
+		-Wl,--version-script=lib/libtracemap.map -Wl,-z,defs -Wl,--as-needed \
+		-o $@ $(LIB_OBJS) $(TFS_LIBS) $(TEP_LIBS)
 
 $(LIB_SO): $(O)/$(LIB_SONAME).$(VERSION_MINOR).$(VERSION_PATCH)
 	$(Q)ln -sf $(notdir $<) $(O)/$(LIB_SONAME)
@@ -51,5 +55,12 @@ install-lib: $(LIB_SO) $(LIB_A) $(LIB_PC)
 	$(PC_SED) > $(DESTDIR)$(PKGCONFIGDIR)/libtracemap.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/libtracemap.pc
 
+uninstall-lib:
+	rm -f $(DESTDIR)$(LIBDIR)/$(LIB_SONAME).$(VERSION_MINOR).$(VERSION_PATCH) \
+		$(DESTDIR)$(LIBDIR)/$(LIB_SONAME) $(DESTDIR)$(LIBDIR)/libtracemap.so \
+		$(DESTDIR)$(LIBDIR)/libtracemap.a $(DESTDIR)$(INCLUDEDIR)/tracemap.h \
+		$(DESTDIR)$(PKGCONFIGDIR)/libtracemap.pc
+
 INSTALL_TARGETS	+= install-lib
-.PHONY: install-lib
+UNINSTALL_TARGETS += uninstall-lib
+.PHONY: install-lib uninstall-lib

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# The Python module: a CPython C extension over the static libtracemap,
-# built for Debian's python3 (PYTHON=...) into build/python, so that
-# PYTHONPATH=build/python imports it from the tree. Installed into that
+# The Python module: a CPython C extension over libtracemap.so, built for
+# Debian's python3 (PYTHON=...) into build/python, so that
+# PYTHONPATH=build/python imports it from the tree (PYTHON_MODULE=auto|yes|no,
+# auto: when that python's Python.h, python3-dev, is installed). Installed into that
 # python's module directory under PREFIX: PREFIX=/usr gives Debian's
 # /usr/lib/python3/dist-packages, any other PREFIX <prefix>/lib/python3.X/dist-packages.
 
@@ -10,6 +11,9 @@ PY_INCLUDE	:= $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths(
 PY_EXT_SUFFIX	:= $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
 PY_VERSION	:= $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 PY_SITEDIR	?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(PY_VERSION)/dist-packages)
+PY_FOUND	:= $(if $(PY_INCLUDE),$(wildcard $(PY_INCLUDE)/Python.h))
+
+ifeq ($(call optional,PYTHON_MODULE,python-module,$(PY_FOUND),Python.h of $(PYTHON) not found: install python3-dev),y)
 
 PY_SRCS		:= $(wildcard python/*.c)
 PY_OBJS		:= $(PY_SRCS:%.c=$(O)/pic/%.o)
@@ -23,20 +27,30 @@ $(O)/pic/python/%.o: python/%.c include/tracemap.h
 		$(CFLAGS) -fPIC -fvisibility=hidden -I$(PY_INCLUDE) -Ipython $(TEP_CFLAGS) $(TFS_CFLAGS) \
 		-DTRACEMAP_PY_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
 
-# the static archive's objects are PIC: the module needs no libtracemap.so at run time
-$(PY_MODULE): $(PY_OBJS) $(LIB_A)
+$(PY_MODULE): $(PY_OBJS) $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) -shared $(CFLAGS) -o $@ $(PY_OBJS) $(LIB_A) $(TFS_LIBS) $(TEP_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(call lib_rpath,..) -shared -o $@ $(PY_OBJS) $(LIB_LINK)
+
+$(O)/inst/$(notdir $(PY_MODULE)): $(PY_OBJS) $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(PY_OBJS) $(LIB_LINK)
 
 ALL_TARGETS	+= $(PY_MODULE)
 
-install-python: $(PY_MODULE)
+install-python: $(O)/inst/$(notdir $(PY_MODULE))
 	install -d $(DESTDIR)$(PY_SITEDIR)
-	install -m 644 $(PY_MODULE) $(DESTDIR)$(PY_SITEDIR)/
+	install -m 644 $< $(DESTDIR)$(PY_SITEDIR)/
+
+uninstall-python:
+	rm -f $(DESTDIR)$(PY_SITEDIR)/$(notdir $(PY_MODULE))
 
 INSTALL_TARGETS	+= install-python
-.PHONY: install-python
+UNINSTALL_TARGETS += uninstall-python
+.PHONY: install-python uninstall-python
 
 # pytest on the real kernel (tests/python/test_*.py run as programs)
 TESTS		+= $(sort $(wildcard tests/python/test_*.py))
+
+endif

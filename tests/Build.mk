@@ -22,13 +22,13 @@ SAN_TESTS	:= $(addsuffix -san,$(UNIT_TESTS) $(KERNEL_TESTS))
 $(O)/tests/%: tests/%.c $(TEST_HARNESS) $(TEST_HARNESS_H) tests/sbuf-encode.[ch] $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_HARNESS) tests/sbuf-encode.c \
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_HARNESS) tests/sbuf-encode.c \
 		$(LIB_A) $(CMOCKA_LIBS) $(TFS_LIBS) $(TEP_LIBS) -lpthread
 
 $(O)/tests/%-san: tests/%.c $(TEST_HARNESS) $(TEST_HARNESS_H) tests/sbuf-encode.[ch] $(LIB_SRCS) lib/*.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(TEST_CFLAGS) -o $@ $< \
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(LDFLAGS) $(TEST_CFLAGS) -o $@ $< \
 		$(TEST_HARNESS) tests/sbuf-encode.c $(LIB_SRCS) $(CMOCKA_LIBS) $(TFS_LIBS) $(TEP_LIBS) -lpthread
 
 CHECK_TARGETS	+= $(UNIT_TESTS) $(KERNEL_TESTS) $(SAN_TESTS)

@@ -27,7 +27,7 @@ endif
 $(FUZZ_BIN): tests/fuzz/fuzz-subbuf.c tests/fuzz/fuzz.h lib/subbuf.c lib/tracemap-local.h include/tracemap.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CLANG   $@")
-	$(Q)$(CLANG) $(CPPFLAGS) -Ilib $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz-subbuf.c lib/subbuf.c
+	$(Q)$(CLANG) $(CPPFLAGS) -Ilib $(FUZZ_CFLAGS) $(LDFLAGS) -o $@ tests/fuzz/fuzz-subbuf.c lib/subbuf.c
 
 FUZZ_READER	:= $(O)/tests/fuzz/fuzz-reader
 
@@ -35,7 +35,7 @@ FUZZ_READER	:= $(O)/tests/fuzz/fuzz-reader
 $(FUZZ_READER): tests/fuzz/fuzz-reader.c tests/fuzz/fuzz.h $(LIB_SRCS) lib/*.h include/tracemap.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CLANG   $@")
-	$(Q)$(CLANG) $(CPPFLAGS) -Ilib $(TFS_CFLAGS) $(TEP_CFLAGS) $(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz-reader.c \
+	$(Q)$(CLANG) $(CPPFLAGS) -Ilib $(TFS_CFLAGS) $(TEP_CFLAGS) $(FUZZ_CFLAGS) $(LDFLAGS) -o $@ tests/fuzz/fuzz-reader.c \
 		$(LIB_SRCS) $(TFS_LIBS) $(TEP_LIBS)
 
 FUZZ_PAGES	:= $(O)/tests/fuzz/fuzz-pages
@@ -45,7 +45,7 @@ $(FUZZ_PAGES): tests/fuzz/fuzz-pages.c tests/fuzz/fuzz.h tests/sbuf-encode.c tes
 		include/tracemap.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CLANG   $@")
-	$(Q)$(CLANG) $(CPPFLAGS) -Ilib -Itests $(TFS_CFLAGS) $(TEP_CFLAGS) $(FUZZ_CFLAGS) -o $@ \
+	$(Q)$(CLANG) $(CPPFLAGS) -Ilib -Itests $(TFS_CFLAGS) $(TEP_CFLAGS) $(FUZZ_CFLAGS) $(LDFLAGS) -o $@ \
 		tests/fuzz/fuzz-pages.c tests/sbuf-encode.c $(LIB_SRCS) $(TFS_LIBS) $(TEP_LIBS)
 
 FUZZ_TRACEDAT	:= $(O)/tests/fuzz/fuzz-tracedat
@@ -58,13 +58,13 @@ $(FUZZ_TRACEDAT): tests/fuzz/fuzz-tracedat.c tests/fuzz/fuzz.h tests/sbuf-encode
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CLANG   $@")
 	$(Q)$(CLANG) $(CPPFLAGS) -Ilib -Itests $(TFS_CFLAGS) $(TEP_CFLAGS) $(FUZZ_TC_CFLAGS) \
-		$(FUZZ_CFLAGS) -o $@ tests/fuzz/fuzz-tracedat.c tests/sbuf-encode.c $(LIB_SRCS) \
+		$(FUZZ_CFLAGS) $(LDFLAGS) -o $@ tests/fuzz/fuzz-tracedat.c tests/sbuf-encode.c $(LIB_SRCS) \
 		$(FUZZ_TC_LIBS) $(TFS_LIBS) $(TEP_LIBS)
 
 $(FUZZ_GEN): tests/fuzz/gen-seeds.c tests/sbuf-encode.c tests/sbuf-encode.h lib/uapi/trace_mmap.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
-	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) -Itests -Ilib -o $@ tests/fuzz/gen-seeds.c \
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -Itests -Ilib -o $@ tests/fuzz/gen-seeds.c \
 		tests/sbuf-encode.c
 
 $(FUZZ_SEEDS)/.stamp: $(FUZZ_GEN)

@@ -621,6 +621,8 @@ def test_make_install(tmp_path, prefix, sitedir):
             "with tracemap.Stream(events=['sched:sched_switch'], timeout_ms=2000) as s:\n"
             "    print(next(iter(s)).name)\n" % str(d))
     env["PYTHONPATH"] = str(d)
+    # the module links libtracemap.so.0: the tree's, as libtracemap0 would install it
+    env["LD_LIBRARY_PATH"] = os.path.join(ROOT, "build")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                        timeout=30, cwd=str(tmp_path))
     assert r.returncode == 0 and r.stdout == "sched_switch\n", r.stdout + r.stderr
