@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +25,20 @@ extern "C" {
 #endif
 
 struct tep_record;
+
+/*
+ * Declare the options struct @NAME of type struct @TYPE, zeroed whole
+ * (padding included), with .sz set and the fields given, as libbpf's
+ * LIBBPF_OPTS: a newer libtracemap reads fields an older caller never set
+ * as zero.
+ *	TRACEMAP_OPTS(tracemap_dump_opts, opts, .cpumask = "3");
+ *	dump = tracemap_dump_take(NULL, &opts);
+ */
+#define TRACEMAP_OPTS(TYPE, NAME, ...)						\
+	struct TYPE NAME = ({							\
+		memset(&NAME, 0, sizeof(struct TYPE));				\
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };	\
+	})
 
 /* ----------------------------------------------------------------------
  * Messages
@@ -339,11 +354,12 @@ TRACEMAP_API struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stre
  */
 #define TRACEMAP_DUMP_AS_TOP		(1u << 0)
 
+/* no tail padding: a field appended later must not read an older caller's padding */
 struct tracemap_dump_opts {
 	size_t sz;			/* sizeof(struct tracemap_dump_opts) */
+	unsigned int flags;		/* TRACEMAP_DUMP_* */
 	const char *tracefs_dir;	/* NULL: find the tracefs mount */
 	const char *cpumask;		/* hex mask as in tracing_cpumask; NULL: online CPUs */
-	unsigned int flags;		/* TRACEMAP_DUMP_* */
 };
 
 struct tracemap_dump_cpu_stats {

@@ -370,6 +370,19 @@ static inline void tm_wake_data(struct tm_wake *w)
  */
 int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const char *what);
 
+/*
+ * An options struct ends with its last field, without tail padding: a field
+ * appended later would otherwise be read from an older caller's padding.
+ */
+#define TM_OPTS_NO_TAIL(type, last)						\
+	_Static_assert(sizeof(struct type) ==					\
+		       offsetof(struct type, last) + sizeof(((struct type *)0)->last),	\
+		       #type " has tail padding: reorder it or fill it with a field")
+TM_OPTS_NO_TAIL(tracemap_cpu_opts, tracefs_dir);
+TM_OPTS_NO_TAIL(tracemap_stream_opts, on_enable);
+TM_OPTS_NO_TAIL(tracemap_dump_opts, cpumask);
+TM_OPTS_NO_TAIL(tracemap_format_opts, clock);
+
 /* tracemap_cpu_opts as of version 0.1: every field up to tracefs_dir */
 #define TM_CPU_OPTS_MIN_SZ \
 	(offsetof(struct tracemap_cpu_opts, tracefs_dir) + sizeof(const char *))

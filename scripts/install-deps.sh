@@ -9,7 +9,8 @@ set -e
 PKGS="make gcc clang pkg-config libclang-rt-14-dev
 libtraceevent-dev libtracefs-dev libtracecmd-dev trace-cmd
 libkshark-dev kernelshark libjson-c-dev libcmocka-dev procps
-qtbase5-dev python3-dev python3-pytest xvfb x11-apps x11-utils xdotool python3-pil"
+qtbase5-dev python3-dev python3-pytest xvfb x11-apps x11-utils xdotool python3-pil
+abigail-tools"
 [ "$1" = "--bench" ] && PKGS="$PKGS gnuplot-nox"
 
 missing=
