@@ -1008,14 +1008,6 @@ static bool own_event(struct tracemap_stream *s, struct scpu *sc)
 	return true;
 }
 
-/* Known counts add up; an unknown count stays unknown. */
-static long long add_missed(long long a, long long b)
-{
-	if (a == TRACEMAP_LOST_UNKNOWN || b == TRACEMAP_LOST_UNKNOWN)
-		return a || b ? TRACEMAP_LOST_UNKNOWN : 0;
-	return a + b;
-}
-
 /*
  * @sc's event, taken: left out as the stream's own (0), or observed and
  * given to on_event (1, or < 0 from the callback). deliver() and a run
@@ -1363,10 +1355,10 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 			if (*s->observe)
 				tm_decode_observe(s->decode, &sc->ev);
 			if (own_event(s, sc)) {
-				sc->carry_missed = add_missed(sc->carry_missed, sc->ev.missed);
+				sc->carry_missed = tm_lost_add(sc->carry_missed, sc->ev.missed);
 				continue;
 			}
-			sc->ev.missed = add_missed(sc->carry_missed, sc->ev.missed);
+			sc->ev.missed = tm_lost_add(sc->carry_missed, sc->ev.missed);
 			sc->carry_missed = 0;
 			s->round_events++;
 			*ev = sc->ev;

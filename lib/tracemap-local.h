@@ -133,6 +133,8 @@ int tm_walk_tally(struct tm_walk *w, unsigned int to, struct tm_tally *t);
 
 /* Count of events lost before this sub-buffer, from its commit word and data. */
 long long tm_subbuf_lost(const void *subbuf, unsigned int subbuf_size);
+/* Lost counts added up (cpu.c): an unknown count, or a sum past LLONG_MAX, is unknown */
+long long tm_lost_add(long long a, long long b);
 
 /*
  * The one place that writes pages: records data[start, end) as a
