@@ -713,17 +713,6 @@ int tracemap_cpu_rewind(struct tracemap_cpu *c)
 
 /* ---------------------------------------------------------- statistics */
 
-/**
- * tracemap_cpu_stats - a reader's counters and the kernel's
- * @c: the reader
- * @st: receives the statistics
- * @sz: sizeof(*@st) as the caller knows it; min(@sz, sizeof) bytes are copied
- *
- * The kernel_* fields come from the meta page, or for the read() backend
- * from per_cpu/cpuN/stats (a file read).
- *
- * Returns 0, or -EINVAL.
- */
 /* Records left in the region the event iterator walks: taken, not delivered. */
 static uint64_t held_in_region(const struct tracemap_cpu *c)
 {
@@ -738,6 +727,17 @@ static uint64_t held_in_region(const struct tracemap_cpu *c)
 	return n;
 }
 
+/**
+ * tracemap_cpu_stats - a reader's counters and the kernel's
+ * @c: the reader
+ * @st: receives the statistics
+ * @sz: sizeof(*@st) as the caller knows it; min(@sz, sizeof) bytes are copied
+ *
+ * The kernel_* fields come from the meta page, or for the read() backend
+ * from per_cpu/cpuN/stats (a file read).
+ *
+ * Returns 0, or -EINVAL.
+ */
 int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *st, size_t sz)
 {
 	struct tracemap_cpu_stats s;
@@ -774,9 +774,19 @@ int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *
  */
 uint64_t tracemap_cpu_stats_unread(const struct tracemap_cpu_stats *st)
 {
-	if (!st || st->kernel_entries < st->kernel_overrun + st->kernel_read + st->skipped)
+	uint64_t left;
+
+	if (!st)
 		return 0;
-	return st->kernel_entries - st->kernel_overrun - st->kernel_read - st->skipped;
+	/* one subtraction at a time: a sum of counters that lie could wrap */
+	left = st->kernel_entries;
+	if (left < st->kernel_overrun)
+		return 0;
+	left -= st->kernel_overrun;
+	if (left < st->kernel_read)
+		return 0;
+	left -= st->kernel_read;
+	return left < st->skipped ? 0 : left - st->skipped;
 }
 
 void tm_cpu_count_wakeup(struct tracemap_cpu *c)

@@ -268,6 +268,21 @@ static void stolen_run(unsigned int taken, bool iterate)
 	tracemap_cpu_close(c);
 }
 
+/* Counters whose sum wraps: nothing is unread, not the wrapped difference */
+static void test_unread_no_wrap(void **state)
+{
+	struct tracemap_cpu_stats st = { .kernel_entries = 10, .kernel_overrun = UINT64_MAX,
+					 .kernel_read = 2 };
+
+	assert_int_equal(tracemap_cpu_stats_unread(&st), 0);
+	st = (struct tracemap_cpu_stats){ .kernel_entries = 10, .kernel_read = 4,
+					  .skipped = UINT64_MAX - 1 };
+	assert_int_equal(tracemap_cpu_stats_unread(&st), 0);
+	st = (struct tracemap_cpu_stats){ .kernel_entries = 10, .kernel_overrun = 1,
+					  .kernel_read = 2, .skipped = 3 };
+	assert_int_equal(tracemap_cpu_stats_unread(&st), 4);
+}
+
 static void test_stolen(void **state)
 {
 	tracemap_set_print(quiet, NULL);
@@ -282,6 +297,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stolen),
+		cmocka_unit_test(test_unread_no_wrap),
 		cmocka_unit_test(test_overrun_too_big),
 		cmocka_unit_test(test_stored_count_lies),
 		cmocka_unit_test(test_loss_told_once),
