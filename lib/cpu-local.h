@@ -63,6 +63,8 @@ struct tm_readsrc {
 	unsigned int seq;
 	uint64_t skipped;	/* events the kernel skipped and still counts unread, reported */
 	uint64_t seen_entries;	/* its events written since the reset, as last seen */
+	int unpinned_err;	/* the thread could not be moved back: errno, told once */
+	bool no_move;		/* ... and is never moved again */
 };
 
 struct tm_snap_page {
@@ -169,7 +171,6 @@ static inline const unsigned char *tm_subbuf_at(const struct tracemap_cpu *c, un
 int tm_cpu_kernel_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *k);
 void tm_region_init(const struct tracemap_cpu *c, struct tracemap_region *r,
 		    const unsigned char *sb, unsigned int id);
-long long tm_lost_add(long long a, long long b);
 /*
  * A loss flagged on a page: the stored count, or what overrun grew by since
  * the last one; @overrun TM_OVERRUN_UNKNOWN when the caller did not read it.

@@ -103,6 +103,22 @@ unsure:
 }
 
 /*
+ * The calling thread stays on the buffer's CPU: the CPUs it had may not be
+ * allowed any more (its cpuset changed meanwhile). Told now, returned by the
+ * next call as an error, and the skip check never moves it again.
+ */
+static void unpinned(struct tracemap_cpu *c)
+{
+	int e = errno;
+
+	c->rd.no_move = true;
+	c->rd.unpinned_err = e;
+	tm_log(TRACEMAP_LOG_ERROR, "cpu%d: cannot move the calling thread back to its CPUs after "
+	       "the read() skip check (%s): it stays on CPU %d; set its affinity again "
+	       "(sched_setaffinity(), taskset -p)", c->cpu, strerror(e), c->cpu);
+}
+
+/*
  * read() returned 0: the kernel counts events it has nothing of to hand
  * out. Either a writer of this CPU counted an event and has not published
  * it yet (it does both with preemption off, so this passes at once), or
@@ -133,13 +149,15 @@ static int skipped_check(struct tracemap_cpu *c, struct tracemap_region *r)
 		return 0;
 
 	n = read_between(c, &k);
-	if (n == 0 && unread_of(&k) > c->rd.skipped && !sched_getaffinity(0, sizeof(saved), &saved)) {
+	if (n == 0 && unread_of(&k) > c->rd.skipped && !c->rd.no_move &&
+	    !sched_getaffinity(0, sizeof(saved), &saved)) {
 		CPU_ZERO(&on);
 		CPU_SET(c->cpu, &on);
 		if (!sched_setaffinity(0, sizeof(on), &on)) {
 			n = sched_getcpu() == c->cpu ? read_between(c, &k) : -1;
 			e = errno;
-			sched_setaffinity(0, sizeof(saved), &saved);
+			if (sched_setaffinity(0, sizeof(saved), &saved))
+				unpinned(c);
 			errno = e;
 			if (n == 0 && unread_of(&k) > c->rd.skipped) {
 				tm_region_init(c, r, c->rd.buf, c->rd.seq++);
@@ -165,6 +183,12 @@ static int skipped_check(struct tracemap_cpu *c, struct tracemap_region *r)
 int tm_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
 {
 	ssize_t n;
+
+	if (c->rd.unpinned_err) {
+		n = c->rd.unpinned_err;
+		c->rd.unpinned_err = 0;
+		return tm_err((int)n);
+	}
 
 	n = read(c->fd, c->rd.buf, c->subbuf_size);
 	c->st.reads++;

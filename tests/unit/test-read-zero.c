@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -31,6 +32,26 @@
 #define MAX_TEXTS	16	/* counters planned for one call */
 
 static char dir[64], file[96];
+
+/*
+ * sched_setaffinity() as the library sees it: the test's own definition
+ * comes before libc's. Armed with @fail_call > 0, that call (counting from
+ * the arming) fails with EINVAL, as when a cpuset no longer allows the
+ * CPUs a thread had.
+ */
+static struct {
+	int fail_call;
+	int calls;
+} aff;
+
+int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
+{
+	if (aff.fail_call && ++aff.calls == aff.fail_call) {
+		errno = EINVAL;
+		return -1;
+	}
+	return syscall(SYS_sched_setaffinity, pid, size, set) ? -1 : 0;
+}
 
 /* The counters each read of them gets, in order; then -EIO */
 static struct {
@@ -275,6 +296,46 @@ static void test_other_cpu(void **state)
 	tracemap_cpu_close(c);
 }
 
+/*
+ * The skip check cannot move the thread back: the loss is still reported,
+ * the next call returns the error, and the thread is never moved again.
+ */
+static void test_move_back_fails(void **state)
+{
+	struct tracemap_cpu *c = open_reader(0, 10);
+	struct tracemap_cpu_stats st;
+	struct tracemap_event ev;
+	cpu_set_t now;
+
+	/* the second call is the move back */
+	aff = (typeof(aff)){ .fail_call = 2 };
+	/* the gap is taken, and the iterator's next region is the error */
+	plan_times(5, 4, 10);
+	start();
+	assert_int_equal(tracemap_cpu_next_event(c, &ev), -EINVAL);
+	served_all();
+	assert_int_equal(aff.calls, 2);
+	assert_int_equal(sched_getaffinity(0, sizeof(now), &now), 0);
+	assert_int_equal(CPU_COUNT(&now), 1);
+	assert_true(CPU_ISSET(0, &now));
+	st = stats_of(c, 4, 10);
+	assert_int_equal(st.lost, 4);
+
+	/* told once; 2 more skipped are not told without a move, and no move any more */
+	plan_times(3, 6, 10);
+	assert_int_equal(next_event(c, &ev), 0);
+	assert_int_equal(aff.calls, 2);
+	/* the loss still goes out with the next event */
+	append_page(1000);
+	assert_int_equal(next_event(c, &ev), 1);
+	assert_int_equal(ev.missed, 4);
+	st = stats_of(c, 6, 11);
+	assert_int_equal(st.lost, 4);
+	aff.fail_call = 0;
+	th_restore_affinity();
+	tracemap_cpu_close(c);
+}
+
 static int setup(void **state)
 {
 	snprintf(dir, sizeof(dir), "/tmp/tm-read-zero-%d", (int)getpid());
@@ -301,6 +362,7 @@ int main(void)
 		cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_other_cpu),
 		cmocka_unit_test(test_skipped_pages),
+		cmocka_unit_test(test_move_back_fails),
 	};
 
 	tracemap_set_print(NULL, NULL);
