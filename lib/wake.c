@@ -129,6 +129,13 @@ int tracemap_cpu_wait(struct tracemap_cpu *c, int extra_fd, int timeout_ms)
 	ret = poll(p, 2, timeout_ms);
 	if (ret < 0)
 		return tm_err(errno);
+	if ((p[0].revents | p[1].revents) & POLLNVAL) {
+		tm_log(TRACEMAP_LOG_ERROR, "tracemap_cpu_wait(): %s descriptor %d is not open: "
+		       "do not close the reader's descriptor, pass -1 for no other one",
+		       p[0].revents & POLLNVAL ? "the cpu reader's" : "the other",
+		       p[0].revents & POLLNVAL ? p[0].fd : p[1].fd);
+		return tm_err(EBADF);
+	}
 	if (p[1].revents)
 		return TRACEMAP_WAIT_EXTRA;
 	if (p[0].revents) {

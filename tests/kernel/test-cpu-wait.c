@@ -137,11 +137,26 @@ static void test_backoff(void **state)
 	assert_int_equal(read_all(), 1);
 }
 
+/* A descriptor that is not open is an error, not "readable" (last: it closes the reader's) */
+static void test_closed_fd(void **state)
+{
+	int bad = dup(f.pipe[0]);
+
+	assert_true(bad >= 0);
+	close(bad);
+	assert_int_equal(tracemap_cpu_wait(f.c, bad, LONG_MS), -EBADF);
+	assert_int_equal(errno, EBADF);
+	close(tracemap_cpu_fd(f.c));
+	assert_int_equal(tracemap_cpu_wait(f.c, -1, LONG_MS), -EBADF);
+	assert_int_equal(tracemap_cpu_wait(f.c, f.pipe[0], LONG_MS), -EBADF);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_results),
 		cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_closed_fd),
 	};
 
 	th_require_mmap();
