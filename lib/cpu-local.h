@@ -128,6 +128,8 @@ struct tm_pages {
 struct tracemap_cpu {
 	int fd;
 	int cpu;
+	int owner;			/* the process that opened it (tm_in_child()) */
+	bool child_told;		/* tm_child_refused() said so */
 	enum tracemap_mode mode;
 	enum tracemap_backend backend;
 	unsigned int subbuf_size;

@@ -190,6 +190,7 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 	}
 	c->fd = -1;
 	c->cpu = cpu;
+	c->owner = tm_cur_pid;
 	c->mode = o.mode;
 	c->consume.id = TM_NO_ID;
 	c->follow.cur.id = TM_NO_ID;
@@ -272,6 +273,7 @@ static struct tracemap_cpu *reader_alloc(bool args_ok, int cpu, enum tracemap_mo
 	}
 	c->fd = fd;
 	c->cpu = cpu;
+	c->owner = tm_cur_pid;
 	c->mode = mode;
 	c->backend = backend;
 	c->subbuf_size = subbuf_size;
@@ -338,12 +340,16 @@ int tm_cpu_kernel_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats 
 /**
  * tracemap_cpu_close - unmap and free a reader
  * @c: the reader; NULL is allowed
+ *
+ * In a child of the process that opened it, only the child's copies (of
+ * the descriptor, of the memory) go: the parent's reader goes on.
  */
 void tracemap_cpu_close(struct tracemap_cpu *c)
 {
 	if (!c)
 		return;
-	if (c->map)
+	/* a child has no mapping: the range may hold one of its own by now */
+	if (c->map && !tm_in_child(c->owner))
 		munmap(c->map, c->map_len);
 	if (c->fd >= 0)
 		close(c->fd);
@@ -432,6 +438,18 @@ int tracemap_cpu_nr_subbufs(const struct tracemap_cpu *c)
 }
 
 /* -------------------------------------------------------- what sources share */
+
+/* 0, or -EBADFD (once said why) for a reader used in a forked child */
+static inline int usable(struct tracemap_cpu *c)
+{
+	return tm_in_child(c->owner) ? tm_child_refused("a tracemap_cpu reader", c->owner,
+							&c->child_told) : 0;
+}
+
+int tm_cpu_usable(struct tracemap_cpu *c)
+{
+	return usable(c);
+}
 
 void tm_cpu_tally(struct tracemap_cpu *c, struct tm_tally *t)
 {
@@ -534,6 +552,8 @@ int tracemap_cpu_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
 {
 	if (!c || !r)
 		return tm_err(EINVAL);
+	if (usable(c))
+		return -EBADFD;
 	return read_region(c, r, false);
 }
 
@@ -587,6 +607,8 @@ int tracemap_cpu_next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
 
 	if (!c || !ev)
 		return tm_err(EINVAL);
+	if (usable(c))
+		return -EBADFD;
 	it = &c->it;
 	for (;;) {
 		if (it->have_region) {
@@ -671,6 +693,8 @@ int tracemap_cpu_read_page(struct tracemap_cpu *c, void *buf, size_t size, unsig
 {
 	if (!c || !buf || size < c->subbuf_size)
 		return tm_err(EINVAL);
+	if (usable(c))
+		return -EBADFD;
 	return tm_pages_read(c, buf, NULL, flags);
 }
 
@@ -705,6 +729,8 @@ int tracemap_cpu_rewind(struct tracemap_cpu *c)
 {
 	if (!c)
 		return tm_err(EINVAL);
+	if (usable(c))
+		return -EBADFD;
 	c->it.have_region = false;
 	tm_pages_drop(c);
 	tm_snapshot_rewind(c);
@@ -745,6 +771,8 @@ int tracemap_cpu_stats(const struct tracemap_cpu *c, struct tracemap_cpu_stats *
 
 	if (!c || !st)
 		return tm_err(EINVAL);
+	if (usable((struct tracemap_cpu *)c))
+		return -EBADFD;
 	s = c->st;
 	s.held = held_in_region(c) + c->held_by_stream;
 	if (c->meta) {

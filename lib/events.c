@@ -49,6 +49,7 @@ struct tm_events {
 	int old_fork;		/* options/event-fork to write back; -1: untouched */
 	tracemap_enable_fn on_enable;	/* told before an event is turned on */
 	void *ctx;
+	int owner;		/* the process that set it up: only it puts back */
 };
 
 /* ------------------------------------------------------------ selection */
@@ -587,6 +588,7 @@ int tm_events_setup(struct tm_events **out, const char *tracefs, const char *ins
 	if (!e)
 		return tm_err(ENOMEM);
 	e->old_fork = -1;
+	e->owner = tm_cur_pid;
 	e->on_enable = on_enable;
 	e->ctx = ctx;
 	e->tracefs = strdup(tracefs);
@@ -653,17 +655,24 @@ void tm_events_restore(struct tm_events *e)
 
 	if (!e)
 		return;
-	disable_events(e);
-	restore_filters(e);
-	restore_pid_file(e, "set_event_notrace_pid", &e->old_notrace);
-	restore_pid_file(e, "set_event_pid", &e->old_pids);
-	if (e->old_fork == 0 && tracefs_option_disable(e->inst, TRACEFS_OPTION_EVENT_FORK))
-		tm_log(TRACEMAP_LOG_WARN, "cannot turn options/event-fork off again: %s",
-		       strerror(errno));
+	/* in a forked child the events are still the parent's: only the memory goes */
+	if (!tm_in_child(e->owner)) {
+		disable_events(e);
+		restore_filters(e);
+		restore_pid_file(e, "set_event_notrace_pid", &e->old_notrace);
+		restore_pid_file(e, "set_event_pid", &e->old_pids);
+		if (e->old_fork == 0 &&
+		    tracefs_option_disable(e->inst, TRACEFS_OPTION_EVENT_FORK))
+			tm_log(TRACEMAP_LOG_WARN, "cannot turn options/event-fork off again: %s",
+			       strerror(errno));
+	}
+	free(e->old_notrace);
+	free(e->old_pids);
 	for (i = 0; i < e->nr_evs; i++) {
 		free(e->evs[i].system);
 		free(e->evs[i].event);
 		free(e->evs[i].filter);
+		free(e->evs[i].old_filter);
 	}
 	for (i = 0; i < e->nr_sys; i++)
 		free(e->sys[i].system);

@@ -104,7 +104,16 @@ struct tracemap_stream {
 	struct tm_self *self;		/* TRACEMAP_STREAM_NO_SELF */
 	struct tm_decode *decode;	/* formats, loaded when first asked for */
 	const bool *observe;		/* tm_decode_observing(): execs rename tasks */
+	int owner;			/* the process that opened it (tm_in_child()) */
+	bool child_told;		/* tm_child_refused() said so */
 };
+
+/* 0, or -EBADFD (once said why) for a stream used in a forked child */
+static int usable(struct tracemap_stream *s)
+{
+	return tm_in_child(s->owner) ? tm_child_refused("a tracemap stream", s->owner,
+							&s->child_told) : 0;
+}
 
 /* --------------------------------------------------------------- CPUs */
 
@@ -459,6 +468,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	}
 	s->epfd = s->timerfd = s->kickfd = -1;
 	s->old_percent = -1;
+	s->owner = tm_cur_pid;
 	s->mode = o.mode;
 	s->flags = o.flags;
 	s->on_event = o.on_event;
@@ -563,6 +573,7 @@ struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n
 	}
 	s->epfd = s->timerfd = s->kickfd = -1;
 	s->old_percent = -1;
+	s->owner = tm_cur_pid;
 	s->mode = o->mode;
 	/* nothing to wait on: never pace by sleeping */
 	s->flags = o->flags | TRACEMAP_STREAM_BUSY_POLL;
@@ -600,7 +611,8 @@ void tracemap_stream_close(struct tracemap_stream *s)
 	for (i = 0; i < s->nr; i++)
 		tracemap_cpu_close(s->cpus[i].c);
 	free(s->cpus);
-	if (s->percent_path)
+	/* the instance is the parent's to put back */
+	if (s->percent_path && !tm_in_child(s->owner))
 		restore_watermark(s);
 	free(s->percent_path);
 	if (s->epfd >= 0)
@@ -691,6 +703,8 @@ int tracemap_stream_restore_events(struct tracemap_stream *s)
 {
 	if (!s)
 		return tm_err(EINVAL);
+	if (usable(s))
+		return -EBADFD;
 	tm_events_restore(s->events);
 	s->events = NULL;
 	return 0;
@@ -1281,6 +1295,8 @@ int tracemap_stream_consume(struct tracemap_stream *s)
 {
 	if (!s)
 		return tm_err(EINVAL);
+	if (usable(s))
+		return -EBADFD;
 	clear_tick(s);
 	pace(s, UINT64_MAX);
 	/*
@@ -1308,6 +1324,8 @@ int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 
 	if (!s)
 		return tm_err(EINVAL);
+	if (usable(s))
+		return -EBADFD;
 	deadline = deadline_of(timeout_ms);
 	for (;;) {
 		/* after a round that waits (round_waits()), only a wakeup brings news */
@@ -1344,6 +1362,8 @@ int tracemap_stream_next_event(struct tracemap_stream *s, struct tracemap_event 
 
 	if (!s || !ev)
 		return tm_err(EINVAL);
+	if (usable(s))
+		return -EBADFD;
 	deadline = deadline_of(timeout_ms);
 	for (;;) {
 		ret = merge_next(s, &sc);

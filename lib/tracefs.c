@@ -23,6 +23,29 @@
 static tracemap_print_fn print_fn;
 static void *print_ctx;
 
+int tm_cur_pid;
+
+static void forked_child(void)
+{
+	tm_cur_pid = getpid();
+}
+
+__attribute__((constructor)) static void fork_watch(void)
+{
+	tm_cur_pid = getpid();
+	pthread_atfork(NULL, NULL, forked_child);
+}
+
+int tm_child_refused(const char *what, int owner, bool *told)
+{
+	if (!*told)
+		tm_log(TRACEMAP_LOG_ERROR, "%s opened in process %d cannot be used in its child "
+		       "%d (fork() does not pass on the mapping): open a new one in the child",
+		       what, owner, tm_cur_pid);
+	*told = true;
+	return tm_err(EBADFD);
+}
+
 /**
  * tracemap_set_print - replace the message sink
  * @fn: called with each message; NULL restores the default, which writes

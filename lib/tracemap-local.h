@@ -26,6 +26,28 @@ static inline int tm_err(int e)
 void tm_log(enum tracemap_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* ------------------------------------------------------------------ fork */
+
+/*
+ * The process this copy of the library runs in (tracefs.c): set at load
+ * and again in every child fork() makes (pthread_atfork()), so that a
+ * check costs a load, not a getpid() system call.
+ */
+extern int tm_cur_pid;
+
+/* Whether an object opened by process @owner is used in a child of it */
+static inline bool tm_in_child(int owner)
+{
+	return __builtin_expect(owner != tm_cur_pid, 0);
+}
+
+/*
+ * The error of every call on @what (opened by @owner) in a forked child:
+ * the mapping is not inherited (VM_DONTCOPY) and the instance's state is
+ * the parent's. Says so once per object (*@told). Returns -EBADFD.
+ */
+int tm_child_refused(const char *what, int owner, bool *told);
+
 /* ------------------------------------------------------ sub-buffer format */
 
 /*
@@ -430,6 +452,8 @@ struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n
 					       const struct tracemap_stream_opts *o);
 
 /* Streams count their wakeups here so that one stats call reports everything. */
+/* 0, or -EBADFD after a message when @c is used in a child of the process that opened it */
+int tm_cpu_usable(struct tracemap_cpu *c);
 void tm_cpu_count_wakeup(struct tracemap_cpu *c);
 void tm_cpu_count_late(struct tracemap_cpu *c);
 void tm_cpu_count_own(struct tracemap_cpu *c);

@@ -118,6 +118,8 @@ int tracemap_cpu_wait(struct tracemap_cpu *c, int extra_fd, int timeout_ms)
 
 	if (!c)
 		return tm_err(EINVAL);
+	if (tm_cpu_usable(c))
+		return -EBADFD;
 	p[0] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
 	p[1] = (struct pollfd){ .fd = extra_fd, .events = POLLIN };
 	pause = tm_wake_backoff(&c->wake);
