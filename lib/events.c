@@ -373,6 +373,24 @@ static char *compose_filter(const char *user, const char *own)
 	return ret < 0 ? NULL : f;
 }
 
+/*
+ * Why the kernel refused a filter: it leaves the text and a
+ * "parse_error: ..." line in the filter file. @buf is "" when it says none.
+ */
+static void filter_error(struct tm_events *e, const struct ev_item *ev, char *buf, size_t size)
+{
+	char *txt = event_read(e, ev, "filter"), *p;
+
+	buf[0] = '\0';
+	p = txt ? strstr(txt, "parse_error: ") : NULL;
+	if (p) {
+		p += strlen("parse_error: ");
+		p[strcspn(p, "\n")] = '\0';
+		snprintf(buf, size, "%s", p);
+	}
+	free(txt);
+}
+
 static int set_filters(struct tm_events *e, struct tm_self *self)
 {
 	char own[1024], *f, *old;
@@ -406,11 +424,17 @@ static int set_filters(struct tm_events *e, struct tm_self *self)
 			return tm_err(ENOMEM);
 		ret = event_write(e, ev, "filter", f);
 		if (ret) {
+			char why[256];
+
+			/* the kernel's reason, else what write() said */
+			filter_error(e, ev, why, sizeof(why));
+			if (why[0])
+				ret = tm_err(EINVAL);
 			if (ev->filter)
 				tm_log(TRACEMAP_LOG_ERROR, "filter '%s' on %s:%s is not valid: %s "
 				       "(the fields are in %s/events/%s/%s/format)", ev->filter,
-				       ev->system, ev->event, strerror(-ret), e->tracefs,
-				       ev->system, ev->event);
+				       ev->system, ev->event, why[0] ? why : strerror(-ret),
+				       e->tracefs, ev->system, ev->event);
 			else
 				tm_log(TRACEMAP_LOG_ERROR, "cannot set the filter of %s:%s: %s",
 				       ev->system, ev->event, strerror(-ret));

@@ -269,6 +269,8 @@ static void test_bad_selections(void **state)
 	static const struct tracemap_event_spec ftrace[] = { { "ftrace:print", NULL } };
 	static const struct tracemap_event_spec badf[] = {
 		{ "sched:sched_switch", NULL }, { "sched:sched_wakeup", "no_such_field == 1" } };
+	static const struct tracemap_event_spec syntax[] = {
+		{ "sched:sched_wakeup", "common_pid ==" } };
 
 	th_fixture_new(&fx, 256, 0);
 	tracemap_set_print(sink, NULL);
@@ -290,11 +292,22 @@ static void test_bad_selections(void **state)
 
 	/* the first event was enabled before the filter of the second failed: put back */
 	assert_null(open_with(badf, 2, 0, TRACEMAP_MODE_CONSUME));
+	assert_int_equal(errno, EINVAL);
 	assert_non_null(strstr(warned, "no_such_field"));
+	/* the kernel's reason, not the errno of a file operation */
+	assert_non_null(strstr(warned, "Field not found"));
+	assert_null(strstr(warned, "No such file"));
 	assert_file("events/sched/sched_switch/enable", "0");
 	assert_file("events/sched/sched_wakeup/enable", "0");
 	assert_file("events/sched/sched_wakeup/filter", "none");
 	assert_file("buffer_percent", "50");
+
+	warned[0] = '\0';
+	assert_null(open_with(syntax, 1, 0, TRACEMAP_MODE_CONSUME));
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(warned, "Invalid value"));
+	assert_file("events/sched/sched_wakeup/enable", "0");
+	assert_file("events/sched/sched_wakeup/filter", "none");
 }
 
 /* ---------------------------------------------------------- decoding */
