@@ -227,6 +227,8 @@ struct tracemap_cpu_stats {
 					 * still counts unread (in lost too) */
 	uint64_t ring_scans;		/* consuming mapping: looks at every sub-buffer for
 					 * new data before a GET_READER */
+	uint64_t helper;		/* events a stream enabled only for NO_SELF's check
+					 * (sched_waking), left out; not in own */
 };
 
 /*

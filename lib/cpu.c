@@ -822,9 +822,12 @@ void tm_cpu_count_wakeup(struct tracemap_cpu *c)
 	c->st.wakeups++;
 }
 
-void tm_cpu_count_own(struct tracemap_cpu *c)
+void tm_cpu_count_own(struct tracemap_cpu *c, bool helper)
 {
-	c->st.own++;
+	if (helper)
+		c->st.helper++;
+	else
+		c->st.own++;
 }
 
 void tm_cpu_hold(struct tracemap_cpu *c, bool held)

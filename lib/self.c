@@ -482,7 +482,7 @@ static bool caused_event(struct tm_self *self, const struct self_event *se,
 	}
 }
 
-bool tm_self_match(struct tm_self *self, const struct tracemap_event *ev)
+enum tm_self_kind tm_self_match(struct tm_self *self, const struct tracemap_event *ev)
 {
 	const unsigned char *p = ev->data;
 	const struct self_event *se = NULL;
@@ -493,7 +493,7 @@ bool tm_self_match(struct tm_self *self, const struct tracemap_event *ev)
 
 	/* struct trace_entry: u16 type, u8 flags, u8 preempt_count, s32 pid */
 	if (ev->size < 8)
-		return false;
+		return TM_SELF_NONE;
 	memcpy(&type, p, sizeof(type));
 	memcpy(&waker, p + 4, sizeof(waker));
 	in_task = !(p[2] & IRQ_FLAGS);
@@ -508,14 +508,15 @@ bool tm_self_match(struct tm_self *self, const struct tracemap_event *ev)
 		}
 		if (self->causes && caused_event(self, se, ev, waker, in_task))
 			own = true;
+		/* on only for this check: not the caller's, whoever it names */
 		if (se->kind == WAKING && self->hide_waking)
-			own = true;
+			return TM_SELF_HELPER;
 	}
 	/* an interrupt that came while we ran is not ours */
 	if (in_task && is_own(self, waker))
-		return true;
+		return TM_SELF_OWN;
 	/* what a caused task does until it blocks, but for its own trace_marker writes */
 	if (self->causes && in_task && is_caused(self, waker) && !is_marker(self, type))
 		own = true;
-	return own;
+	return own ? TM_SELF_OWN : TM_SELF_NONE;
 }

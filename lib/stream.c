@@ -1011,9 +1011,14 @@ static inline void take(struct tracemap_stream *s, struct scpu *sc)
 /* An event the stream caused itself, left out with TRACEMAP_STREAM_NO_SELF. */
 static bool own_event(struct tracemap_stream *s, struct scpu *sc)
 {
-	if (!s->self || !tm_self_match(s->self, &sc->ev))
+	enum tm_self_kind kind;
+
+	if (!s->self)
 		return false;
-	tm_cpu_count_own(sc->c);
+	kind = tm_self_match(s->self, &sc->ev);
+	if (kind == TM_SELF_NONE)
+		return false;
+	tm_cpu_count_own(sc->c, kind == TM_SELF_HELPER);
 	/*
 	 * Data all the same: a round of own events only (the aftermath of a
 	 * line printed to a terminal) is no empty wakeup to back off from.

@@ -456,7 +456,8 @@ struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n
 int tm_cpu_usable(struct tracemap_cpu *c);
 void tm_cpu_count_wakeup(struct tracemap_cpu *c);
 void tm_cpu_count_late(struct tracemap_cpu *c);
-void tm_cpu_count_own(struct tracemap_cpu *c);
+/* @helper: an event enabled only for the own-event check */
+void tm_cpu_count_own(struct tracemap_cpu *c, bool helper);
 /*
  * A stream holds back (true) or delivers (false) the event the reader just
  * returned: it counts as held, not delivered, meanwhile.
@@ -532,7 +533,12 @@ void tm_self_hide_waking(struct tm_self *self);
  * The event was written by one of our threads, is a sched event naming one,
  * or was caused by our output; follows the causes (events in stream order).
  */
-bool tm_self_match(struct tm_self *self, const struct tracemap_event *ev);
+enum tm_self_kind {
+	TM_SELF_NONE = 0,	/* the caller's */
+	TM_SELF_OWN,		/* written or caused by the stream's process */
+	TM_SELF_HELPER,		/* an event enabled only for this check (sched_waking) */
+};
+enum tm_self_kind tm_self_match(struct tm_self *self, const struct tracemap_event *ev);
 
 /* ------------------------------------------------ kernel symbols (ksyms.c) */
 

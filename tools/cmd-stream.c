@@ -58,12 +58,13 @@ static void print_stats_row(const char *cpu, const char *backend,
 			    const struct tracemap_cpu_stats *st)
 {
 	fprintf(stderr, "%4s %-7s %12llu %14llu %10llu %12llu %10llu %12llu %8llu %10llu %8llu "
-		"%10llu %10llu %6llu\n", cpu, backend, (unsigned long long)st->events,
+		"%10llu %10llu %10llu %6llu\n", cpu, backend, (unsigned long long)st->events,
 		(unsigned long long)st->bytes, (unsigned long long)st->lost,
 		(unsigned long long)st->lost_unknown, (unsigned long long)st->wakeups,
 		(unsigned long long)st->get_reader, (unsigned long long)st->ring_scans,
 		(unsigned long long)st->reads, (unsigned long long)st->late,
-		(unsigned long long)st->own, (unsigned long long)st->stolen,
+		(unsigned long long)st->own, (unsigned long long)st->helper,
+		(unsigned long long)st->stolen,
 		(unsigned long long)st->gaps_possible);
 }
 
@@ -77,9 +78,9 @@ static void print_stats(struct tracemap_stream *s, double secs)
 
 	fprintf(stderr, "tracemap: %.1f s\n", secs);
 	/* maybe: follow gaps that may hide no loss (libtracemap-cpu(3)) */
-	fprintf(stderr, "%4s %-7s %12s %14s %10s %12s %10s %12s %8s %10s %8s %10s %10s %6s\n",
+	fprintf(stderr, "%4s %-7s %12s %14s %10s %12s %10s %12s %8s %10s %8s %10s %10s %10s %6s\n",
 		"cpu", "backend", "events", "bytes", "lost", "lost_unknown", "wakeups", "get_reader",
-		"scans", "reads", "late", "own", "stolen", "maybe");
+		"scans", "reads", "late", "own", "helper", "stolen", "maybe");
 	for (i = 0; i < tracemap_stream_nr_cpus(s); i++) {
 		c = tracemap_stream_cpu(s, i);
 		if (tracemap_cpu_stats(c, &st, sizeof(st)))
@@ -97,6 +98,7 @@ static void print_stats(struct tracemap_stream *s, double secs)
 		tot.reads += st.reads;
 		tot.late += st.late;
 		tot.own += st.own;
+		tot.helper += st.helper;
 		tot.stolen += st.stolen;
 		tot.gaps_possible += st.gaps_possible;
 	}

@@ -722,6 +722,59 @@ static void test_self_filter(void **state)
 	assert_int_equal(sleeps_seen, SLEEPS);
 }
 
+/*
+ * sched_waking, enabled only to follow what the stream's output causes:
+ * every one of them left out and counted in helper, none in own. A
+ * non-consuming stream, so that the instance's trace file still has them
+ * to count.
+ */
+static void test_helper_apart(void **state)
+{
+	static const struct tracemap_event_spec ev[] = { { "sched:sched_switch", NULL } };
+	struct tracemap_cpu_stats st;
+	uint64_t helper = 0, own = 0;
+	unsigned int wakings = 0, i;
+	int k, status;
+	char *txt, *p;
+	pid_t pid;
+
+	th_fixture_new(&fx, 2048, 0);
+	assert_non_null(open_with(ev, 1, TRACEMAP_STREAM_NO_SELF, TRACEMAP_MODE_FOLLOW));
+	assert_file("events/sched/sched_waking/enable", "1");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		sleeps(SLEEPS);
+		_exit(0);
+	}
+	for (k = 0; k < POLL_LIMIT; k++) {
+		assert_true(tracemap_stream_poll(stream, 5) >= 0);
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			break;
+	}
+	assert_int_equal(th_instance_write(fx.inst, "tracing_on", "0"), 0);
+	drain(100);
+	for (i = 0; i < nrec; i++)
+		assert_string_not_equal(recs[i].name, "sched:sched_waking");
+	for (k = 0; k < tracemap_stream_nr_cpus(stream); k++) {
+		assert_int_equal(tracemap_cpu_stats(tracemap_stream_cpu(stream, k), &st,
+						    sizeof(st)), 0);
+		assert_int_equal(st.lost + st.lost_unknown + st.gaps_possible, 0);
+		helper += st.helper;
+		own += st.own;
+	}
+	txt = th_instance_read(fx.inst, "trace");
+	assert_non_null(txt);
+	for (p = txt; (p = strstr(p, " sched_waking: ")); p++)
+		wakings++;
+	free(txt);
+	printf("# %u sched_waking in the buffer; helper %llu, own %llu, %u delivered\n", wakings,
+	       (unsigned long long)helper, (unsigned long long)own, nrec);
+	assert_true(wakings >= SLEEPS);
+	assert_int_equal(helper, wakings);
+	assert_int_equal(th_instance_write(fx.inst, "tracing_on", "1"), 0);
+}
+
 /* ----------------------------------------------------- second consumer */
 
 static unsigned int markers;
@@ -777,6 +830,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_arrays_and_dynamic_strings, teardown),
 		cmocka_unit_test_teardown(test_pids, teardown),
 		cmocka_unit_test_teardown(test_self_filter, teardown),
+		cmocka_unit_test_teardown(test_helper_apart, teardown),
 		cmocka_unit_test_teardown(test_second_consumer, teardown),
 	};
 
