@@ -377,6 +377,45 @@ bool tm_consume_writer_left(struct tracemap_cpu *c)
 	       data_past_reader(c, reader_ts(c, tm_subbuf_at(c, c->consume.id)));
 }
 
+/*
+ * Whether the meta page @m shows the buffer reset since we last saw it (echo
+ * > trace, a trace_clock change): the kernel rewrites the meta page at once
+ * with its counters at 0 (rb_reset_cpu() -> rb_update_meta_page()), so they
+ * go back, or the reader page's read offset does.
+ */
+static bool was_reset(const struct tracemap_cpu *c, const struct tm_meta *m)
+{
+	const struct tm_consume *s = &c->consume;
+
+	return m->entries < s->seen_entries || m->nread < c->loss.seen_read ||
+	       m->overrun < c->loss.accounted || (m->id == s->id && m->read < s->off);
+}
+
+/*
+ * The buffer was reset: what it held unread is gone, and neither the meta
+ * page nor the stats file, both zeroed with it, says how much. Reported as
+ * a gap of unknown size (counted in cleared) before the next event, and the
+ * position starts over.
+ */
+static void start_over(struct tracemap_cpu *c)
+{
+	struct tm_consume *s = &c->consume;
+
+	c->loss.accounted = 0;
+	c->loss.seen_read = 0;
+	s->seen_entries = 0;
+	s->id = TM_NO_ID;
+	s->off = 0;
+	ring_forget(c, "the buffer was reset");
+	if (!s->cleared_pending) {
+		s->cleared_pending = true;
+		c->st.cleared++;
+		tm_log(TRACEMAP_LOG_WARN, "cpu%d: the buffer was cleared while it was read (echo > "
+		       "trace, a trace_clock change): the events it held unread are lost, how many "
+		       "is not known", c->cpu);
+	}
+}
+
 int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r, bool walked)
 {
 	struct tm_consume *s = &c->consume;
@@ -387,6 +426,13 @@ int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r, bool wa
 	uint64_t commit, prev_read;
 	bool reset = false;
 
+	/*
+	 * pairs with rb_update_meta_page() in rb_reset_cpu(): a reset shows at
+	 * once, before new events and our GET_READER bring the counters back up
+	 */
+	tm_meta_load(c->meta, &m);
+	if (s->id != TM_NO_ID && was_reset(c, &m))
+		start_over(c);
 	follow_other_reader(c);
 	if (!worth_get_reader(c))
 		return 0;
@@ -404,16 +450,11 @@ int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r, bool wa
 		return tm_err(EPROTO);
 	}
 
-	if (m.entries < s->seen_entries || m.nread < c->loss.seen_read ||
-	    m.overrun < c->loss.accounted) {
-		/* the buffer was reset (echo > trace, clock change): start over */
-		c->loss.accounted = 0;
-		s->id = TM_NO_ID;
-		reset = true;
-	}
-	if (reset || (m.id == s->id && m.read < s->off))
-		ring_forget(c, "the buffer was reset");
-	else if (m.id != s->id && s->ring_next)
+	/* a reset between our look above and the ioctl */
+	if (s->id != TM_NO_ID && was_reset(c, &m))
+		start_over(c);
+	reset = s->id == TM_NO_ID;
+	if (!reset && m.id != s->id && s->ring_next)
 		ring_swap(c, s->id, m.id, m.overrun);
 	s->seen_entries = m.entries;
 	c->loss.seen_read = m.nread;
@@ -430,6 +471,11 @@ int tm_consume_region(struct tracemap_cpu *c, struct tracemap_region *r, bool wa
 		commit = tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_RELAXED);
 		if ((uint32_t)commit & TM_MISSED_EVENTS)
 			lost = tm_loss_flagged(c, tm_subbuf_lost(sb, c->subbuf_size), m.overrun);
+	}
+	/* the gap of a reset goes out with the first region after it */
+	if (s->cleared_pending && (m.read > s->off || lost)) {
+		lost = TRACEMAP_LOST_UNKNOWN;
+		s->cleared_pending = false;
 	}
 	if (m.read <= s->off && !lost) {
 		if (!reset)

@@ -51,6 +51,7 @@ struct tm_consume {
 	unsigned int *ring_next;
 	unsigned int head;
 	uint64_t head_overrun;	/* meta page overrun at the last swap: the head moves as it grows */
+	bool cleared_pending;	/* a reset's gap waits for the next region */
 	/* the second-consumer check of region id, done when the iterator has walked it */
 	bool check_pending;
 	uint64_t check_prev_read;
@@ -63,6 +64,9 @@ struct tm_readsrc {
 	unsigned int seq;
 	uint64_t skipped;	/* events the kernel skipped and still counts unread, reported */
 	uint64_t seen_entries;	/* its events written since the reset, as last seen */
+	uint64_t expect_read;	/* the kernel's read count as our own reads make it */
+	uint64_t looked_ns;	/* the last look at the counters for a reset */
+	bool cleared_pending;	/* a reset's gap waits for the next page */
 	int unpinned_err;	/* the thread could not be moved back: errno, told once */
 	bool no_move;		/* ... and is never moved again */
 };

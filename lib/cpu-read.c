@@ -28,6 +28,57 @@ void tm_read_init(struct tracemap_cpu *c)
 	/* what the kernel counts unread now may still come: nothing is skipped yet */
 	c->rd.skipped = 0;
 	c->rd.seen_entries = k.kernel_entries;
+	c->rd.expect_read = k.kernel_read;
+	c->rd.looked_ns = tm_now_ns();
+}
+
+/* an idle reader looks at the counters for a reset at most this often */
+#define RESET_LOOK_NS		(10 * 1000 * 1000)
+
+/*
+ * A reset (echo > trace, a trace_clock change) zeroes the kernel's counters:
+ * its read count then falls behind what our own reads alone added to it
+ * (other consumers only add more). What the buffer held unread is gone,
+ * count unknown: a gap before the page just read (counted in cleared).
+ * Looked for after every page, a read of the stats file per read() of a
+ * page: the gap then goes before the first page after the reset (or, for a
+ * reset between the read() and the look, one page early), never after
+ * events it came before. While idle (EAGAIN), every RESET_LOOK_NS.
+ */
+static void look_for_reset(struct tracemap_cpu *c, bool idle)
+{
+	struct tracemap_cpu_stats k;
+	uint64_t now;
+
+	now = tm_now_ns();
+	if (idle && now - c->rd.looked_ns < RESET_LOOK_NS)
+		return;
+	c->rd.looked_ns = now;
+	if (tm_cpu_kernel_stats(c, &k))
+		return;
+	if (k.kernel_read < c->rd.expect_read && !c->rd.cleared_pending) {
+		c->rd.cleared_pending = true;
+		c->st.cleared++;
+		c->loss.accounted = 0;
+		c->rd.skipped = 0;
+		tm_log(TRACEMAP_LOG_WARN, "cpu%d: the buffer was cleared while it was read (echo > "
+		       "trace, a trace_clock change): the events it held unread are lost, how many "
+		       "is not known", c->cpu);
+	}
+	c->rd.expect_read = k.kernel_read;
+	c->loss.seen_read = k.kernel_read;
+}
+
+/* Data records of the page @r: what read() added to the kernel's read count */
+static unsigned int page_records(const struct tracemap_region *r)
+{
+	struct tm_walk w = { r->data, r->start, r->end, 0 };
+	struct tm_rec rec;
+	unsigned int n = 0;
+
+	while (tm_walk_next(&w, &rec) > 0)
+		n++;
+	return n;
 }
 
 /* A page read() returned, @n bytes, as the region @r. */
@@ -64,6 +115,12 @@ static int page_region(struct tracemap_cpu *c, struct tracemap_region *r, ssize_
 		r->lost = tm_loss_flagged(c, r->lost, k.kernel_overrun);
 	}
 	r->flags = TRACEMAP_REGION_COMPLETE;
+	c->rd.expect_read += page_records(r);
+	look_for_reset(c, false);
+	if (c->rd.cleared_pending) {
+		r->lost = TRACEMAP_LOST_UNKNOWN;
+		c->rd.cleared_pending = false;
+	}
 	return 1;
 }
 
@@ -192,8 +249,12 @@ int tm_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
 
 	n = read(c->fd, c->rd.buf, c->subbuf_size);
 	c->st.reads++;
+	if (n < 0 && errno == EAGAIN) {
+		look_for_reset(c, true);
+		return 0;
+	}
 	if (n < 0)
-		return errno == EAGAIN ? 0 : tm_err(errno);
+		return tm_err(errno);
 	if (n == 0)
 		return skipped_check(c, r);
 	return page_region(c, r, n);

@@ -192,6 +192,8 @@ static void test_skipped(void **state)
 
 	/* the next event carries the loss */
 	append_page(1000);
+	/* the look for a reset after the page: its event read */
+	plan(4, 0, 11);
 	assert_int_equal(next_event(c, &ev), 1);
 	assert_int_equal(ev.missed, 4);
 	assert_int_equal(ev.ts, 1000);
@@ -248,6 +250,36 @@ static void test_reset(void **state)
 }
 
 /*
+ * A reset (echo > trace) between two pages: the kernel's read count falls
+ * behind what our reads made it, and the page after it carries a gap of
+ * unknown size, counted in cleared, once.
+ */
+static void test_cleared(void **state)
+{
+	struct tracemap_cpu *c = open_reader(0, 10);
+	struct tracemap_cpu_stats st;
+	struct tracemap_event ev;
+
+	append_page(1000);
+	plan(0, 0, 11);
+	assert_int_equal(next_event(c, &ev), 1);
+	assert_int_equal(ev.missed, 0);
+	/* cleared: 1 event read since, not 12 */
+	append_page(2000);
+	plan(0, 0, 1);
+	assert_int_equal(next_event(c, &ev), 1);
+	assert_int_equal(ev.missed, TRACEMAP_LOST_UNKNOWN);
+	append_page(3000);
+	plan(0, 0, 2);
+	assert_int_equal(next_event(c, &ev), 1);
+	assert_int_equal(ev.missed, 0);
+	st = stats_of(c, 0, 2);
+	assert_int_equal(st.cleared, 1);
+	assert_int_equal(st.lost_unknown, 1);
+	tracemap_cpu_close(c);
+}
+
+/*
  * The pages API: skipped events found at the tail are no empty page, even
  * flushed (a page parser reports a loss with the event after it), and go
  * on the next page with its records.
@@ -267,6 +299,7 @@ static void test_skipped_pages(void **state)
 	assert_int_equal(tracemap_cpu_pending_since(c), 0);
 
 	append_page(1000);
+	plan(4, 0, 11);
 	start();
 	assert_true(tracemap_cpu_read_page(c, page, SBS, TRACEMAP_PAGE_FLUSH) > 0);
 	served_all();
@@ -327,6 +360,7 @@ static void test_move_back_fails(void **state)
 	assert_int_equal(aff.calls, 2);
 	/* the loss still goes out with the next event */
 	append_page(1000);
+	plan(6, 0, 11);
 	assert_int_equal(next_event(c, &ev), 1);
 	assert_int_equal(ev.missed, 4);
 	st = stats_of(c, 6, 11);
@@ -363,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_other_cpu),
 		cmocka_unit_test(test_skipped_pages),
 		cmocka_unit_test(test_move_back_fails),
+		cmocka_unit_test(test_cleared),
 	};
 
 	tracemap_set_print(NULL, NULL);

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: LGPL-2.1-only
+/*
+ * A buffer cleared (echo > trace) or its trace_clock changed by someone
+ * else while a reader reads it: the kernel resets it, the events it held
+ * unread are gone, and the counters that would say how many are zeroed.
+ * The reader reports a gap of unknown size (missed =
+ * TRACEMAP_LOST_UNKNOWN, stats.cleared and lost_unknown 1) on the first
+ * event after the reset, and delivers every marker written after it once,
+ * in order. Before, the reset went unreported whenever the counters came
+ * back above what the reader had seen before it.
+ *
+ * timeout: 120
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tracemap.h"
+
+static struct th_fixture fx = TH_FIXTURE("nlib-clear");
+
+#define AFTER	3000	/* markers after the reset: more than the reader saw before it */
+
+/*
+ * Drain @c: the markers before the reset are a prefix of first..,
+ * nothing of them after the gap, then every marker of @after_first ..
+ * @after_first + AFTER - 1 once, the first carrying the gap.
+ */
+static void expect_after_gap(struct tracemap_cpu *c, long before_next, long after_first)
+{
+	struct tracemap_cpu_stats st;
+	struct th_events got = { 0 };
+	unsigned int i, n;
+	long want = before_next;
+	bool gap = false;
+
+	n = th_drain_events(c, &got);
+	for (i = 0; i < n; i++) {
+		if (!gap && got.ev[i].seq == want && !got.ev[i].missed) {
+			want++;
+			continue;
+		}
+		if (!gap) {
+			if (got.ev[i].seq != after_first)
+				fail_msg("event %u: seq %ld after %ld, expected %ld or the first "
+					 "after the reset, %ld", i, got.ev[i].seq, want - 1, want,
+					 after_first);
+			if (got.ev[i].missed != TRACEMAP_LOST_UNKNOWN)
+				fail_msg("the first event after the reset (seq %ld) has missed "
+					 "%lld, expected TRACEMAP_LOST_UNKNOWN", got.ev[i].seq,
+					 got.ev[i].missed);
+			gap = true;
+			want = after_first + 1;
+			continue;
+		}
+		if (got.ev[i].seq != want || got.ev[i].missed)
+			fail_msg("event %u: seq %ld missed %lld, expected seq %ld missed 0", i,
+				 got.ev[i].seq, got.ev[i].missed, want);
+		want++;
+	}
+	assert_true(gap);
+	assert_int_equal(want, after_first + AFTER);
+	th_events_free(&got);
+	assert_int_equal(tracemap_cpu_stats(c, &st, sizeof(st)), 0);
+	assert_int_equal(st.cleared, 1);
+	assert_int_equal(st.lost_unknown, 1);
+	assert_int_equal(st.lost, 0);
+}
+
+static void reset_buffer(const char *how)
+{
+	if (!strcmp(how, "clock")) {
+		char *v = th_instance_read(fx.inst, "trace_clock");
+
+		assert_non_null(v);
+		/* another clock than the current one; the kernel resets the buffer */
+		assert_int_equal(th_instance_write(fx.inst, "trace_clock",
+						   strstr(v, "[mono]") ? "global" : "mono"), 0);
+		free(v);
+	} else {
+		assert_int_equal(th_instance_write(fx.inst, "trace", "\n"), 0);
+	}
+}
+
+/* Cleared while the reader is in the middle of the data */
+static void mid_stream(unsigned int flags, const char *how)
+{
+	struct tracemap_event ev;
+	struct tracemap_cpu *c;
+	int i;
+
+	th_fixture_new(&fx, 1024, 0);
+	th_pin(0);
+	c = th_fixture_open(&fx, 0, TRACEMAP_MODE_CONSUME, flags);
+	th_fixture_write_markers(&fx, 0, 400);
+	for (i = 0; i < 20; i++) {
+		assert_int_equal(tracemap_cpu_next_event(c, &ev), 1);
+		assert_int_equal(th_marker_seq(ev.data, ev.size), i);
+	}
+	reset_buffer(how);
+	th_fixture_write_markers(&fx, 100000, AFTER);
+	expect_after_gap(c, 20, 100000);
+}
+
+/* Drain @c: exactly markers 0..@n-1, nothing missed */
+static void expect_after_gap_none(struct tracemap_cpu *c, unsigned int n)
+{
+	struct th_events got = { 0 };
+	unsigned int i;
+
+	assert_int_equal(th_drain_events(c, &got), n);
+	for (i = 0; i < n; i++) {
+		assert_int_equal(got.ev[i].seq, i);
+		assert_int_equal(got.ev[i].missed, 0);
+	}
+	th_events_free(&got);
+}
+
+/* A reader that read everything, stood still, and is used again after a reset */
+static void two_rounds(unsigned int flags, const char *how)
+{
+	struct tracemap_cpu *c;
+
+	th_fixture_new(&fx, 1024, 0);
+	th_pin(0);
+	c = th_fixture_open(&fx, 0, TRACEMAP_MODE_CONSUME, flags);
+	th_fixture_write_markers(&fx, 0, 300);
+	expect_after_gap_none(c, 300);
+	reset_buffer(how);
+	th_fixture_write_markers(&fx, 100000, AFTER);
+	expect_after_gap(c, 300, 100000);
+}
+
+static void test_clear_mid_stream_mmap(void **state)
+{
+	mid_stream(TRACEMAP_CPU_NO_FALLBACK, "clear");
+}
+
+static void test_clear_mid_stream_read(void **state)
+{
+	mid_stream(TRACEMAP_CPU_FORCE_READ, "clear");
+}
+
+static void test_clear_two_rounds_mmap(void **state)
+{
+	two_rounds(TRACEMAP_CPU_NO_FALLBACK, "clear");
+}
+
+static void test_clear_two_rounds_read(void **state)
+{
+	two_rounds(TRACEMAP_CPU_FORCE_READ, "clear");
+}
+
+static void test_clock_mid_stream_mmap(void **state)
+{
+	mid_stream(TRACEMAP_CPU_NO_FALLBACK, "clock");
+}
+
+static void test_clock_two_rounds_read(void **state)
+{
+	two_rounds(TRACEMAP_CPU_FORCE_READ, "clock");
+}
+
+static int setup(void **state)
+{
+	th_save_affinity();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	th_fixture_drop(&fx);
+	th_restore_affinity();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_clear_mid_stream_mmap, teardown),
+		cmocka_unit_test_teardown(test_clear_mid_stream_read, teardown),
+		cmocka_unit_test_teardown(test_clear_two_rounds_mmap, teardown),
+		cmocka_unit_test_teardown(test_clear_two_rounds_read, teardown),
+		cmocka_unit_test_teardown(test_clock_mid_stream_mmap, teardown),
+		cmocka_unit_test_teardown(test_clock_two_rounds_read, teardown),
+	};
+
+	th_require_mmap();
+	return cmocka_run_group_tests(tests, setup, teardown) ? 1 : 0;
+}
