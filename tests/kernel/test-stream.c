@@ -547,13 +547,34 @@ struct paced_arg {
 	unsigned int count;
 	unsigned int period_us;
 	int err;
+	int pipe[2];			/* the floor's wakeup, written after each marker */
+	uint64_t floor[MAX_DELAYS];	/* how late the floor thread woke for each */
+	unsigned int nfloor;
 };
+
+/*
+ * The machine's own wakeup delay, measured beside the stream: a thread on
+ * the reader's CPU blocked in read() of a pipe the writer writes right
+ * after each marker, with the CLOCK_MONOTONIC time of the write.
+ */
+static void *floor_reader(void *p)
+{
+	struct paced_arg *a = p;
+	uint64_t sent;
+
+	th_pin(1);
+	while (read(a->pipe[0], &sent, sizeof(sent)) == sizeof(sent))
+		if (a->nfloor < MAX_DELAYS)
+			a->floor[a->nfloor++] = th_now_ns() - sent;
+	return NULL;
+}
 
 static void *paced_writer(void *p)
 {
 	struct paced_arg *a = p;
 	struct timespec next;
 	unsigned int i;
+	uint64_t now;
 
 	th_pin(0);
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -565,6 +586,10 @@ static void *paced_writer(void *p)
 		}
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 		a->err = -th_write_marker(fx.marker, i);
+		now = th_now_ns();
+		/* pipe[1] 0: no floor_reader() (the struct zeroed) */
+		if (!a->err && a->pipe[1] > 0 && write(a->pipe[1], &now, sizeof(now)) != sizeof(now))
+			a->err = EIO;
 	}
 	return NULL;
 }
@@ -580,36 +605,51 @@ static int cmp_u64(const void *a, const void *b)
  * CPU 1 writes nothing; CPU 0 writes a marker every 5 ms. The ordered
  * stream must deliver each within the latency bound, whether the kernel
  * wakes the reader (watermark 0) or only the latency tick does (watermark
- * 50: the kernel wakes nobody until half the buffer is full). Nine in ten
- * are held to the bound; the maximum only to a loose one, as other work on
- * this machine can keep the reader off its CPU for a while.
+ * 50: the kernel wakes nobody until half the buffer is full). On a busy
+ * machine the reader waits for its CPU whatever the library does (tens of
+ * ms at load 10 on 2 CPUs), so the bounds are the library's plus the
+ * machine's own delay, measured at the same time by a thread woken through
+ * a pipe for each marker (floor_reader()): nine in ten within p90_ns plus
+ * its p90, the slowest within max_ns plus its maximum.
  */
 static void latency_run(int watermark, int latency_ms, uint64_t p90_ns, uint64_t max_ns)
 {
-	struct paced_arg a = { .count = 60, .period_us = 5000 };
-	pthread_t t;
-	uint64_t p50, p90, max;
+	static struct paced_arg a;
+	pthread_t t, f;
+	uint64_t p50, p90, max, fp90, fmax;
 
+	a = (struct paced_arg){ .count = 60, .period_us = 5000 };
+	assert_int_equal(pipe(a.pipe), 0);
 	new_instance(1024);
 	assert_int_equal(th_instance_write(fx.inst, "trace_clock", "mono"), 0);
 	open_stream(0, watermark, latency_ms, TRACEMAP_MODE_CONSUME);
 	assert_int_equal(read_percent(), watermark);
 	cb.stamped = true;
 	th_pin(1);
+	assert_int_equal(pthread_create(&f, NULL, floor_reader, &a), 0);
 	assert_int_equal(pthread_create(&t, NULL, paced_writer, &a), 0);
 	poll_until(a.count, 2000);
 	pthread_join(t, NULL);
+	close(a.pipe[1]);
+	pthread_join(f, NULL);
+	close(a.pipe[0]);
 	assert_int_equal(a.err, 0);
 	assert_exactly_once(a.count);
 	assert_int_equal(cb.nd, a.count);
+	assert_int_equal(a.nfloor, a.count);
 	qsort(cb.delays, cb.nd, sizeof(cb.delays[0]), cmp_u64);
+	qsort(a.floor, a.nfloor, sizeof(a.floor[0]), cmp_u64);
 	p50 = cb.delays[cb.nd / 2];
 	p90 = cb.delays[cb.nd * 9 / 10];
 	max = cb.delays[cb.nd - 1];
-	printf("# watermark %d, latency_ms %d: delivery delay p50 %.3f p90 %.3f max %.3f ms\n",
-	       watermark, latency_ms, p50 / 1e6, p90 / 1e6, max / 1e6);
-	assert_true(p90 <= p90_ns);
-	assert_true(max <= max_ns);
+	fp90 = a.floor[a.nfloor * 9 / 10];
+	fmax = a.floor[a.nfloor - 1];
+	printf("# watermark %d, latency_ms %d: delivery delay p50 %.3f p90 %.3f max %.3f ms; "
+	       "the machine's wakeup delay p50 %.3f p90 %.3f max %.3f ms\n", watermark,
+	       latency_ms, p50 / 1e6, p90 / 1e6, max / 1e6, a.floor[a.nfloor / 2] / 1e6,
+	       fp90 / 1e6, fmax / 1e6);
+	assert_true(p90 <= p90_ns + fp90);
+	assert_true(max <= max_ns + fmax);
 }
 
 static void test_latency_idle_cpu(void **state)
