@@ -841,6 +841,11 @@ void tm_cpu_hold(struct tracemap_cpu *c, bool held)
 		c->st.events++;
 }
 
+uint64_t tm_cpu_cleared(const struct tracemap_cpu *c)
+{
+	return c->st.cleared;
+}
+
 void tm_cpu_count_late(struct tracemap_cpu *c)
 {
 	c->st.late++;

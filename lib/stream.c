@@ -62,6 +62,8 @@ struct scpu {
 	bool lost_told;			/* on_lost was called for the pending event */
 	bool held;			/* the reader counts ev as held (tm_cpu_hold()) */
 	long long carry_missed;		/* loss before own events left out (pull model) */
+	uint64_t cleared;		/* the reader's resets seen so far */
+	unsigned int epoch;		/* the trace_clock epoch of its pending event */
 };
 
 struct tracemap_stream {
@@ -106,6 +108,12 @@ struct tracemap_stream {
 	const bool *observe;		/* tm_decode_observing(): execs rename tasks */
 	int owner;			/* the process that opened it (tm_in_child()) */
 	bool child_told;		/* tm_child_refused() said so */
+
+	/* trace_clock changes (clock_check()): each one starts an epoch of the merge */
+	char *clock_path;
+	char clock[32];
+	unsigned int epoch;
+	unsigned int last_epoch;	/* of last_ts */
 };
 
 /* 0, or -EBADFD (once said why) for a stream used in a forked child */
@@ -113,6 +121,44 @@ static int usable(struct tracemap_stream *s)
 {
 	return tm_in_child(s->owner) ? tm_child_refused("a tracemap stream", s->owner,
 							&s->child_told) : 0;
+}
+
+/* The selected clock of trace_clock ("[mono] local ..." -> "mono"); "" if unreadable */
+static void read_clock(const char *path, char *clock, size_t size)
+{
+	char buf[512], *b, *e;
+
+	clock[0] = '\0';
+	if (!path || tm_read_file(path, buf, sizeof(buf)) <= 0)
+		return;
+	b = strchr(buf, '[');
+	e = b ? strchr(b, ']') : NULL;
+	if (e && (size_t)(e - b - 1) < size) {
+		memcpy(clock, b + 1, e - b - 1);
+		clock[e - b - 1] = '\0';
+	}
+}
+
+/*
+ * @sc's reader saw the buffer reset (its gap goes out with the event). A
+ * trace_clock change resets every CPU's buffer, and the events after it
+ * carry another clock's time stamps, which cannot be compared with those
+ * before: the merge takes them as a new epoch, after every event of the
+ * old one (before()), and says so once.
+ */
+static void clock_check(struct tracemap_stream *s, struct scpu *sc)
+{
+	char now[32];
+
+	read_clock(s->clock_path, now, sizeof(now));
+	if (now[0] && strcmp(now, s->clock)) {
+		tm_log(TRACEMAP_LOG_WARN, "stream: the trace_clock changed from %s to %s while the "
+		       "stream read it (the kernel cleared the buffers): the events after it carry "
+		       "%s time stamps and come after every event before it", s->clock, now, now);
+		snprintf(s->clock, sizeof(s->clock), "%s", now);
+		s->epoch++;
+	}
+	sc->epoch = s->epoch;
 }
 
 /* --------------------------------------------------------------- CPUs */
@@ -480,6 +526,13 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 		goto fail;
 	}
 	s->observe = tm_decode_observing(s->decode);
+	if (asprintf(&s->clock_path, "%s/trace_clock", idir) < 0) {
+		s->clock_path = NULL;
+		tm_log(TRACEMAP_LOG_ERROR, "stream: out of memory");
+		ret = tm_err(ENOMEM);
+		goto fail;
+	}
+	read_clock(s->clock_path, s->clock, sizeof(s->clock));
 
 	n = tm_select_cpus(o.cpumask, idir, set, TM_MAX_CPUS);
 	if (n < 0) {
@@ -615,6 +668,7 @@ void tracemap_stream_close(struct tracemap_stream *s)
 	if (s->percent_path && !tm_in_child(s->owner))
 		restore_watermark(s);
 	free(s->percent_path);
+	free(s->clock_path);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	if (s->timerfd >= 0)
@@ -803,6 +857,10 @@ static int fetch(struct tracemap_stream *s, struct scpu *sc)
 		ret = tracemap_cpu_next_event(sc->c, &sc->ev);
 	} while (ret == -EBADMSG && ++tries < MAX_CORRUPT_RETRIES);
 
+	if (tm_cpu_cleared(sc->c) != sc->cleared) {
+		sc->cleared = tm_cpu_cleared(sc->c);
+		clock_check(s, sc);
+	}
 	regions = tm_cpu_regions(sc->c);
 	if (regions != sc->regions) {
 		sc->round_regions += regions - sc->regions;
@@ -869,6 +927,8 @@ static int round_end(struct tracemap_stream *s)
 
 static bool before(const struct scpu *a, const struct scpu *b)
 {
+	if (a->epoch != b->epoch)
+		return a->epoch < b->epoch;
 	return a->ev.ts < b->ev.ts || (a->ev.ts == b->ev.ts && a < b);
 }
 
@@ -935,7 +995,9 @@ static int next_ordered(struct tracemap_stream *s, struct scpu **out)
 			s->run_next = NULL;
 			for (i = 0; i < s->nr; i++) {
 				sc = &s->cpus[i];
-				if (sc != head && sc->has && sc->ev.ts < s->run_limit) {
+				/* a later epoch's events wait anyway: no limit */
+				if (sc != head && sc->has && sc->epoch == head->epoch &&
+				    sc->ev.ts < s->run_limit) {
 					s->run_limit = sc->ev.ts;
 					s->run_next = sc;
 				}
@@ -1002,6 +1064,11 @@ static inline void take(struct tracemap_stream *s, struct scpu *sc)
 	}
 	if (s->flags & TRACEMAP_STREAM_UNORDERED)
 		return;
+	/* a new clock's time stamps: the order starts again */
+	if (sc->epoch != s->last_epoch) {
+		s->last_epoch = sc->epoch;
+		s->last_ts = 0;
+	}
 	if (sc->ev.ts < s->last_ts)
 		tm_cpu_count_late(sc->c);
 	else
@@ -1149,7 +1216,7 @@ static struct scpu *hand_over(struct tracemap_stream *s, struct scpu *a)
 		if (!sc->has) {
 			if (sc->empty_op <= s->round_op || sc->empty_op <= b->region_op)
 				return NULL;
-		} else if (sc->ev.ts < limit) {
+		} else if (sc->epoch == b->epoch && sc->ev.ts < limit) {
 			limit = sc->ev.ts;
 			next = sc;
 		}

@@ -455,6 +455,8 @@ struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n
 /* 0, or -EBADFD after a message when @c is used in a child of the process that opened it */
 int tm_cpu_usable(struct tracemap_cpu *c);
 void tm_cpu_count_wakeup(struct tracemap_cpu *c);
+/* resets of the buffer the reader has seen (stats.cleared) */
+uint64_t tm_cpu_cleared(const struct tracemap_cpu *c);
 void tm_cpu_count_late(struct tracemap_cpu *c);
 /* @helper: an event enabled only for the own-event check */
 void tm_cpu_count_own(struct tracemap_cpu *c, bool helper);

@@ -164,6 +164,82 @@ static void test_clock_two_rounds_read(void **state)
 	two_rounds(TRACEMAP_CPU_FORCE_READ, "clock");
 }
 
+/*
+ * A time-ordered stream of two CPUs when trace_clock changes from mono to
+ * counter (small numbers, far below the ns of mono): every event of the old
+ * clock comes before every event of the new one, the order by time holds
+ * within each (late 0), each CPU's first event after the change carries
+ * the gap, and every marker after it comes once.
+ */
+static void test_clock_stream(void **state)
+{
+	struct tracemap_stream_opts o = { .sz = sizeof(o), .cpumask = "3",
+					  .flags = TRACEMAP_STREAM_LOW_LATENCY };
+	struct tracemap_cpu_stats st;
+	struct tracemap_stream *s;
+	struct tracemap_event ev;
+	unsigned int i, n = 0, newer = 0, gaps = 0;
+	bool after = false;
+	char *seen;
+	long seq;
+	int ret;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		skip();
+	th_fixture_new(&fx, 1024, 0);
+	assert_int_equal(th_instance_write(fx.inst, "trace_clock", "mono"), 0);
+	s = tracemap_stream_open(fx.inst, &o);
+	assert_non_null(s);
+	seen = calloc(2 * AFTER, 1);
+	assert_non_null(seen);
+	for (i = 0; i < 2; i++) {
+		th_pin(i);
+		th_fixture_write_markers(&fx, i * 1000, 300);
+	}
+	/* the stream holds the rest of a region of each CPU when the clock changes */
+	for (i = 0; i < 100; i++)
+		assert_int_equal(tracemap_stream_next_event(s, &ev, 5000), 1);
+	assert_int_equal(th_instance_write(fx.inst, "trace_clock", "counter"), 0);
+	for (i = 0; i < 2; i++) {
+		th_pin(i);
+		th_fixture_write_markers(&fx, 100000 + i * AFTER, AFTER);
+	}
+	while ((ret = tracemap_stream_next_event(s, &ev, 500)) > 0) {
+		seq = th_marker_seq(ev.data, ev.size);
+		assert_true(seq >= 0);
+		n++;
+		if (seq < 100000) {
+			if (after)
+				fail_msg("seq %ld of the old clock after one of the new", seq);
+			assert_int_equal(ev.missed, 0);
+			continue;
+		}
+		after = true;
+		seq -= 100000;
+		assert_true(seq < 2 * AFTER);
+		assert_int_equal(seen[seq], 0);
+		seen[seq] = 1;
+		newer++;
+		if (ev.missed) {
+			assert_int_equal(ev.missed, TRACEMAP_LOST_UNKNOWN);
+			/* the first of its CPU's markers after the change */
+			assert_true(seq == 0 || seq == AFTER);
+			gaps++;
+		}
+	}
+	assert_int_equal(ret, 0);
+	free(seen);
+	assert_int_equal(newer, 2 * AFTER);
+	assert_int_equal(gaps, 2);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(tracemap_cpu_stats(tracemap_stream_cpu(s, i), &st, sizeof(st)), 0);
+		assert_int_equal(st.cleared, 1);
+		assert_int_equal(st.late, 0);
+	}
+	printf("# %u events, %u after the clock change\n", n + 100, newer);
+	tracemap_stream_close(s);
+}
+
 static int setup(void **state)
 {
 	th_save_affinity();
@@ -186,6 +262,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_clear_two_rounds_read, teardown),
 		cmocka_unit_test_teardown(test_clock_mid_stream_mmap, teardown),
 		cmocka_unit_test_teardown(test_clock_two_rounds_read, teardown),
+		cmocka_unit_test_teardown(test_clock_stream, teardown),
 	};
 
 	th_require_mmap();
