@@ -8,7 +8,8 @@
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
 
-EX=build/Documentation/examples
+# TRACEMAP_EXAMPLES: the examples built elsewhere (debian/tests/examples)
+EX=${TRACEMAP_EXAMPLES:-build/Documentation/examples}
 for p in libtracemap libtracemap-cpu libtracemap-read libtracemap-print libtracemap-stream libtracemap-dump libtracemap-format libtracemap-event; do
 	[ -x "$EX/$p" ] || tl_fail "$EX/$p is not built: run 'make check-build' first"
 done

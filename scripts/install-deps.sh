@@ -4,6 +4,7 @@
 # Non-interactive; needs root (or sudo) only when something is missing.
 #   install-deps.sh           what make, make check and make run need
 #   install-deps.sh --bench   and what make bench needs besides (gnuplot for its figures)
+#   install-deps.sh --deb     and what make deb and make check-deb need (debhelper, lintian...)
 set -e
 
 PKGS="make gcc clang pkg-config libclang-rt-14-dev
@@ -12,6 +13,8 @@ libkshark-dev kernelshark libjson-c-dev libcmocka-dev procps
 qtbase5-dev python3-dev python3-pytest xvfb x11-apps x11-utils xdotool python3-pil
 abigail-tools"
 [ "$1" = "--bench" ] && PKGS="$PKGS gnuplot-nox"
+[ "$1" = "--deb" ] && PKGS="$PKGS build-essential debhelper dh-python devscripts fakeroot pkgconf
+lintian autopkgtest blhc asciidoc-base xmlto docbook-xsl"
 
 missing=
 for p in $PKGS; do

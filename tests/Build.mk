@@ -13,7 +13,7 @@ UNIT_TESTS	:= $(patsubst %.c,$(O)/%,$(wildcard tests/unit/*.c))
 KERNEL_TESTS	:= $(patsubst %.c,$(O)/%,$(wildcard tests/kernel/*.c))
 SCRIPT_TESTS	:= $(sort $(wildcard tests/plugins/*.sh tests/tools/*.sh))
 # every file names its license (COPYING)
-TESTS		+= tests/check-spdx.sh tests/check-abi.sh
+TESTS		+= tests/check-spdx.sh tests/check-abi.sh tests/check-version.sh
 
 # The library's sources again, built with ASan+UBSan for the sanitizer runs.
 SAN_FLAGS	:= -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

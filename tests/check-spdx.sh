@@ -20,7 +20,7 @@ bad=0
 for f in $files; do
 	[ -f "$f" ] || continue
 	case $f in
-	LICENSES/*|COPYING) continue ;;		# the license texts themselves
+	LICENSES/*|COPYING|debian/copyright) continue ;;	# the license texts and statement
 	debian/changelog|debian/source/format)	# no comment syntax: debian/copyright covers them
 		continue ;;
 	lib/*|include/*) want=LGPL-2.1-only ;;
