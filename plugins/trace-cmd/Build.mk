@@ -41,6 +41,7 @@ install-trace-cmd-plugin: $(TCM_SO) $(TCM_LAUNCHER)
 	install -d $(DESTDIR)$(TCM_LIBDIR) $(DESTDIR)$(BINDIR)
 	install -m 644 $(TCM_SO) $(DESTDIR)$(TCM_LIBDIR)/
 	sed -e 's|@VERSION@|$(VERSION)|; s|@PLUGIN_LIBDIR@|$(TCM_LIBDIR)|' \
+		-e 's|@PLUGIN_RELDIR@|$(patsubst $(PREFIX)/%,%,$(TCM_LIBDIR))|' \
 		plugins/trace-cmd/trace-cmd-mmap > $(DESTDIR)$(BINDIR)/trace-cmd-mmap
 	chmod 755 $(DESTDIR)$(BINDIR)/trace-cmd-mmap
 
