@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1-only
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * A buffer cleared (echo > trace) or its trace_clock changed by someone
  * else while a reader reads it: the kernel resets it, the events it held

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1-only
+// SPDX-License-Identifier: GPL-2.0-only
 /*
  * A reader or a stream used in a forked child: the mapping is not passed
  * on (VM_DONTCOPY), so every call there fails with EBADFD and one message
