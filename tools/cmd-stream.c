@@ -110,7 +110,8 @@ static void print_stats(struct tracemap_stream *s, double secs)
  * cannot be caught (SIGKILL, SIGSTOP: state.c's file is for those) and
  * those that report a fault of this process. A signal ignored when we
  * started stays ignored: SIGHUP under nohup does not stop the stream.
- * SIGCHLD: the traced command ended.
+ * The real-time signals end a process by default too. SIGCHLD: the
+ * traced command ended (stop_requested() tells it from other children).
  */
 static void stop_signals(sigset_t *set)
 {
@@ -128,6 +129,8 @@ static void stop_signals(sigset_t *set)
 			continue;
 		sigaddset(set, sigs[i]);
 	}
+	for (i = SIGRTMIN; i <= (size_t)SIGRTMAX; i++)
+		sigaddset(set, i);
 }
 
 /* buffer_percent as it is, before the stream sets its own (follow mode leaves it) */
@@ -342,6 +345,20 @@ int cmd_stream(int argc, char **argv)
 	o.specs = calloc(argc, sizeof(*o.specs));
 	if (!o.specs || parse_args(argc, argv, &o))
 		goto out;
+	/*
+	 * Without a command SIGCHLD means nothing: a child inherited through
+	 * an exec ends quietly (ignored by default) instead of waking the
+	 * signalfd, where a wait for room in the output would take it for a
+	 * stop before stop_requested() could tell.
+	 */
+	if (!o.command) {
+		sigset_t chld;
+
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		sigdelset(&sigs, SIGCHLD);
+		sigprocmask(SIG_UNBLOCK, &chld, NULL);
+	}
 	printer_init(&p, o.raw, &out);
 	tfs = tool_tracefs();
 	if (!tfs)
@@ -425,6 +442,7 @@ int cmd_stream(int argc, char **argv)
 	/* until a stop signal or the end of the command (SIGCHLD) */
 	ret = stream_loop(s, &p, sfd, o.busy, o.latency_ms, paced || o.follow) ? 1 : 0;
 	stopped = now_ns();
+	stop_begun();
 
 	/* stop: the events first, then what is left in the buffers (bounded), then the statistics */
 	tracemap_stream_restore_events(s);

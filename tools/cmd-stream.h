@@ -56,6 +56,11 @@ int command_fork(char **argv);
 int command_start(const char *name);
 /* A command that was never started exits without running; one that runs is left alone. */
 void command_abort(void);
+/*
+ * Whether the command has ended, without reaping it; other children that
+ * ended (a stream exec'd by a shell inherits its children) are reaped.
+ */
+bool command_exited(void);
 /* Whether the command has ended (reaping it); its exit status in *@status. */
 bool command_ended(int *status);
 
@@ -131,8 +136,15 @@ int printer_on_lost(void *ctx, int cpu, long long lost);
 
 uint64_t now_ns(void);
 
-/* Whether a signal is waiting on the signalfd @sfd (and read it). */
+/*
+ * Whether a stop is waiting on the signalfd @sfd (and read it): a stop
+ * signal, or SIGCHLD of the traced command while streaming. Another
+ * child's SIGCHLD is read and ignored, and once the stop is under way
+ * (stop_begun()) only a signal counts, not the command's end.
+ */
 bool stop_requested(int sfd);
+/* The stop is under way: the traced command ending is no second signal. */
+void stop_begun(void);
 
 /*
  * Consume @s until a signal on @sfd, a closed output or an error; 0 when

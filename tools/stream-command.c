@@ -108,6 +108,21 @@ void command_abort(void)
 	child = -1;
 }
 
+bool command_exited(void)
+{
+	siginfo_t si;
+
+	/* children the stream did not start (inherited through an exec): reaped, not ours to stop for */
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) || !si.si_pid)
+			return false;
+		if (si.si_pid == child)
+			return true;
+		waitpid(si.si_pid, NULL, WNOHANG);
+	}
+}
+
 bool command_ended(int *status)
 {
 	if (child <= 0)

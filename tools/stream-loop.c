@@ -4,6 +4,7 @@
  * (or busy-poll), consume, and flush the output within the latency bound.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -27,11 +28,24 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+static bool stopping;
+
+void stop_begun(void)
+{
+	stopping = true;
+}
+
 bool stop_requested(int sfd)
 {
 	struct signalfd_siginfo si;
 
-	return read(sfd, &si, sizeof(si)) == sizeof(si);
+	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo != SIGCHLD)
+			return true;
+		if (!stopping && command_exited())
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -44,6 +58,7 @@ static void stop_taken(struct printer *p)
 		p->out->interrupted = false;
 	p->stop = false;
 	p->signalled = false;
+	stop_begun();
 }
 
 int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy,
@@ -103,8 +118,8 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 		for (i = 0; i < n; i++) {
 			if (evs[i].data.fd == sfd) {
 				/* taken off the signalfd: only a second signal cuts the stop short */
-				stop_requested(sfd);
-				stop = true;
+				if (stop_requested(sfd))
+					stop = true;
 				continue;
 			}
 			ret = tracemap_stream_consume(s);
