@@ -423,10 +423,39 @@ static struct tep_format_field *find_field(struct tm_decode *d, const struct tra
 	return f;
 }
 
-/* /proc/@pid/comm into @comm (64 bytes), without its newline; 0 when the task is gone. */
+/* Whether @pid is a workqueue worker (PF_WQ_WORKER in field 9 of /proc/@pid/stat). */
+static bool wq_worker(int pid)
+{
+	char path[64], buf[512], *p;
+	unsigned int flags = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* the name in parentheses may hold anything: count from the last ')' */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) != 1)
+		return false;
+	return flags & 0x20;	/* PF_WQ_WORKER, include/linux/sched.h */
+}
+
+/*
+ * /proc/@pid/comm into @comm (64 bytes) as the kernel's comm that
+ * saved_cmdlines and sched_switch give trace-cmd report, without its
+ * newline; 0 when the task is gone. /proc says more: a workqueue worker's
+ * last or current work after '-' or '+' ("kworker/u8:0-writeback",
+ * "kworker/1:1+events"), and a kernel thread's full name past the kernel's
+ * 15 characters (TASK_COMM_LEN - 1), which both the kernel's comm lacks.
+ */
 static size_t read_proc_comm(int pid, char *comm)
 {
-	char path[64];
+	char path[64], *cut;
 	size_t n;
 	FILE *f;
 
@@ -439,6 +468,18 @@ static size_t read_proc_comm(int pid, char *comm)
 	while (n && comm[n - 1] == '\n')
 		n--;
 	comm[n] = '\0';
+	/* a rescuer, "kworker/R-<workqueue>", has a '-' of its own: its 15 characters stay */
+	if (!strncmp(comm, "kworker/", 8) && strncmp(comm + 8, "R-", 2) && wq_worker(pid)) {
+		cut = strpbrk(comm + 8, "-+");
+		if (cut) {
+			*cut = '\0';
+			n = cut - comm;
+		}
+	}
+	if (n > 15) {
+		n = 15;
+		comm[n] = '\0';
+	}
 	return n;
 }
 
