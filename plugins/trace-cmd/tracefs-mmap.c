@@ -66,6 +66,7 @@
 #define MAX_OBJECTS	1024
 #define BATCH_PAGES	16		/* pages per write(): one 64 KiB splice's worth */
 #define STOP_WRITE_MS	200		/* after stop: the longest wait for room in a pipe */
+#define DGRAM_TICK_MS	10		/* record -N over UDP: complete pages go out at least this often */
 
 /* ------------------------------------------------------------ options */
 
@@ -118,6 +119,8 @@ struct tcm_stats {
 	unsigned long long flush_calls;	/* tracefs_cpu_flush_write() calls */
 	unsigned long long deferred_flushes; /* ... that came in the middle of producing */
 	unsigned long long abandoned;	/* pages a stopped reader of our pipe never took */
+	unsigned long long burst;	/* pages handed out since the last wait */
+	unsigned long long max_burst;	/* the most between two waits (or at the end) */
 };
 
 struct tcm {
@@ -735,6 +738,12 @@ static void print_stats(struct tcm *t)
 	    (unsigned long long)s.get_reader, t->st.waits, t->st.flush_calls,
 	    t->st.deferred_flushes, t->st.abandoned,
 	    (unsigned long long)s.kernel_entries, (unsigned long long)s.kernel_overrun);
+	/* nobody tells the sender what a UDP listener dropped: say where to look */
+	if (t->out_dgram)
+		say("%s: sent as %llu UDP datagrams, at most %llu in a row; the listener's "
+		    "socket drops what it cannot hold without telling anyone (netstat -su "
+		    "there: receive buffer errors); record -N with -t loses nothing", t->label,
+		    t->st.writes, t->st.burst > t->st.max_burst ? t->st.burst : t->st.max_burst);
 }
 
 /*
@@ -923,7 +932,14 @@ static int wait_input(struct tcm *t)
 
 	if (t->stopped)
 		return 0;
-	if (opt.max_age_ms) {
+	/*
+	 * Over UDP the listener's socket drops what it cannot take at once: a
+	 * watermark wake-up would hand it half the buffer in one burst, so
+	 * complete pages go out as they fill.
+	 */
+	if (t->out_dgram)
+		timeout = DGRAM_TICK_MS;
+	if (opt.max_age_ms && (timeout < 0 || opt.max_age_ms < (unsigned int)timeout)) {
 		timeout = opt.max_age_ms;
 		since = tracemap_cpu_pending_since(t->c);
 		if (since) {
@@ -932,6 +948,9 @@ static int wait_input(struct tcm *t)
 		}
 	}
 	t->st.waits++;
+	if (t->st.burst > t->st.max_burst)
+		t->st.max_burst = t->st.burst;
+	t->st.burst = 0;
 	/* the library's wake-up policy: no spinning on a ready fd that hands out nothing */
 	ret = tracemap_cpu_wait(t->c, t->ctrl[0], timeout);
 	if (ret < 0) {
@@ -964,6 +983,9 @@ static int transfer(struct tcm *t, int wfd, void *out, bool nonblock)
 		errno = EBADF;
 		return -1;
 	}
+	/* known before the first wait, so that it paces from the start */
+	if (wfd >= 0)
+		is_dgram(t, wfd);
 	set_busy(t, 1);
 	for (;;) {
 		flush = t->flush_req;
@@ -977,6 +999,7 @@ static int transfer(struct tcm *t, int wfd, void *out, bool nonblock)
 		}
 		if (n) {
 			t->st.pages += n;
+			t->st.burst += n;
 			ret = n * t->subbuf;
 			if (!out && write_all(t, wfd, buf, (size_t)ret))
 				ret = -1;
@@ -1353,6 +1376,7 @@ EXPORT int tracefs_cpu_flush_write(struct tracefs_cpu *tcpu, int wfd)
 	if (n) {
 		ret = t->subbuf;
 		t->st.pages++;
+		t->st.burst++;
 		if (write_all(t, wfd, t->batch, ret))
 			ret = -1;
 		else

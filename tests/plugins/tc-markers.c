@@ -5,9 +5,10 @@
  * width keeps every marker event the same size, so each page of a flooded
  * buffer has room for the lost-events count.
  *
- *   tc-markers [-g] [-t] INSTANCE CPU FIRST COUNT
+ *   tc-markers [-g] [-t] [-r RATE] INSTANCE CPU FIRST COUNT
  *     -g  call getppid() before each marker (sys_enter_getppid events)
  *     -t  wait until the instance's tracing_on is 1 first (at most 10 s)
+ *     -r  RATE markers per second (paced every millisecond), not as fast as it can
  *
  * Exits 0 when all COUNT markers were written, 1 otherwise.
  */
@@ -51,20 +52,24 @@ int main(int argc, char **argv)
 {
 	unsigned long first, count, i;
 	int opt, cpu, fd, syscalls = 0, wait_on = 0;
+	unsigned long rate = 0;
+	struct timespec start, now;
 	char path[512], buf[32];
 	cpu_set_t set;
 	ssize_t n;
 
-	while ((opt = getopt(argc, argv, "gt")) != -1) {
+	while ((opt = getopt(argc, argv, "gtr:")) != -1) {
 		if (opt == 'g')
 			syscalls = 1;
 		else if (opt == 't')
 			wait_on = 1;
+		else if (opt == 'r')
+			rate = strtoul(optarg, NULL, 10);
 		else
 			return 2;
 	}
 	if (argc - optind != 4) {
-		fprintf(stderr, "usage: tc-markers [-g] [-t] INSTANCE CPU FIRST COUNT\n");
+		fprintf(stderr, "usage: tc-markers [-g] [-t] [-r RATE] INSTANCE CPU FIRST COUNT\n");
 		return 2;
 	}
 	cpu = atoi(argv[optind + 1]);
@@ -85,8 +90,20 @@ int main(int argc, char **argv)
 		perror(path);
 		return 1;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (i = first; i < first + count; i++) {
 		int len = snprintf(buf, sizeof(buf), "seq=%08lu", i);
+
+		/* paced: ahead of RATE per second, sleep a millisecond */
+		while (rate) {
+			double el;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			el = (now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9;
+			if ((double)(i - first) <= el * rate)
+				break;
+			usleep(1000);
+		}
 
 		if (syscalls)
 			getppid();
