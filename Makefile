@@ -66,7 +66,9 @@ CPPFLAGS	+= -D_GNU_SOURCE -Iinclude
 define pkg_flags
 $(shell $(PKG_CONFIG) --$(2) $(1) 2>/dev/null)
 endef
-TEP_CFLAGS	:= $(call pkg_flags,libtraceevent,cflags)
+# the formatter's compiler checks the version against those it was verified with (lib/format-compile.c)
+TEP_VERSION	:= $(call pkg_flags,libtraceevent,modversion)
+TEP_CFLAGS	:= $(call pkg_flags,libtraceevent,cflags) -DTM_TEP_BUILD_VERSION='"$(TEP_VERSION)"'
 TEP_LIBS	:= $(call pkg_flags,libtraceevent,libs)
 TFS_CFLAGS	:= $(call pkg_flags,libtracefs,cflags)
 TFS_LIBS	:= $(call pkg_flags,libtracefs,libs)

@@ -9,6 +9,9 @@
  */
 #include <ctype.h>
 #include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
 
 #include "format-local.h"
 
@@ -691,12 +694,118 @@ static void cc_raw_data(struct cctx *cx)
 
 enum handler { H_NONE, H_SCHED_SWITCH, H_SCHED_WAKEUP, H_RAW_DATA };
 
-static bool handler_in(struct tep_event *ev, const char *plugin)
+/* ------------------------------------------------ what it was verified with */
+
+/*
+ * The libtraceevent releases whose tep_print_event() quirks the compiler
+ * reproduces (tests/kernel/test-format, tests/unit/test-format-stored).
+ * Another release may print differently: its events all go through
+ * tep_print_event(), as with TRACEMAP_FORMAT_NO_COMPILE.
+ */
+static const char *const verified_tep[] = { "1.7.1" };
+
+#ifndef TM_TEP_BUILD_VERSION
+#define TM_TEP_BUILD_VERSION	""	/* built without pkg-config's modversion */
+#endif
+
+static bool tep_verified(const char *version)
 {
+	size_t i;
+
+	for (i = 0; i < sizeof(verified_tep) / sizeof(verified_tep[0]); i++)
+		if (!strcmp(version, verified_tep[i]))
+			return true;
+	return false;
+}
+
+/**
+ * tm_fmt_version_refusal - why the compiler is off for these libtraceevent versions
+ * @built: the version pkg-config gave at build time ("" unknown)
+ * @loaded: the version of the library loaded now, NULL when it cannot be told
+ *	(linked statically): then the build's version stands for it
+ *
+ * Returns NULL when both are verified, otherwise the reason, in @buf.
+ */
+const char *tm_fmt_version_refusal(const char *built, const char *loaded, char *buf,
+				   size_t size)
+{
+	if (!tep_verified(built))
+		snprintf(buf, size, "built against libtraceevent %s", *built ? built : "of unknown version");
+	else if (loaded && !tep_verified(loaded))
+		snprintf(buf, size, "libtraceevent %s loaded", loaded);
+	else
+		return NULL;
+	return buf;
+}
+
+static struct {
+	pthread_once_t once;
+	const char *refusal;		/* NULL: compile */
+	char why[96];
+	char plugins[PATH_MAX];		/* the loaded libtraceevent's plugin directory; "" unknown */
+} gate = { .once = PTHREAD_ONCE_INIT };
+
+/*
+ * The loaded libtraceevent's version from its file name (libtraceevent.so.X.Y.Z,
+ * the symlinks resolved), into @ver; its plugin directory, as Debian and
+ * libtraceevent's own install place it, into gate.plugins. False when the
+ * library is not a shared object of that name.
+ */
+static bool tep_loaded(char *ver, size_t size)
+{
+	static const char prefix[] = "libtraceevent.so.";
+	char path[PATH_MAX], *base;
 	Dl_info info;
 
-	return dladdr((void *)ev->handler, &info) && info.dli_fname &&
-	       strstr(info.dli_fname, plugin);
+	if (!dladdr((void *)tep_print_event, &info) || !info.dli_fname ||
+	    !realpath(info.dli_fname, path))
+		return false;
+	base = strrchr(path, '/');
+	if (!base || strncmp(base + 1, prefix, sizeof(prefix) - 1))
+		return false;
+	snprintf(ver, size, "%s", base + sizeof(prefix));
+	*base = '\0';
+	snprintf(gate.plugins, sizeof(gate.plugins), "%s/traceevent/plugins", path);
+	return true;
+}
+
+static void gate_init(void)
+{
+	char loaded[32];
+	bool known = tep_loaded(loaded, sizeof(loaded));
+
+	gate.refusal = tm_fmt_version_refusal(TM_TEP_BUILD_VERSION, known ? loaded : NULL,
+					      gate.why, sizeof(gate.why));
+	if (gate.refusal)
+		tm_log(TRACEMAP_LOG_WARN,
+		       "tracemap_format: %s, but verified only with %s: every event is formatted by "
+		       "tep_print_event() (as with TRACEMAP_FORMAT_NO_COMPILE)",
+		       gate.refusal, verified_tep[0]);
+}
+
+/* NULL when the compiler may run in this process, otherwise why not (said once) */
+const char *tm_fmt_compile_refusal(void)
+{
+	pthread_once(&gate.once, gate_init);
+	return gate.refusal;
+}
+
+/*
+ * Whether @ev's handler is @plugin of the loaded libtraceevent's own plugin
+ * directory: the compiler reproduces those handlers only, not a plugin of the
+ * same name from TRACEEVENT_PLUGIN_DIR, ~/.local or another release.
+ */
+static bool handler_in(struct tep_event *ev, const char *plugin)
+{
+	char path[PATH_MAX], want[PATH_MAX + 64];
+	Dl_info info;
+
+	tm_fmt_compile_refusal();
+	if (!gate.plugins[0] || !dladdr((void *)ev->handler, &info) || !info.dli_fname ||
+	    !realpath(info.dli_fname, path))
+		return false;
+	snprintf(want, sizeof(want), "%s/%s.so", gate.plugins, plugin);
+	return !strcmp(path, want);
 }
 
 /* the handler the event prints through, if it is one the compiler knows */
@@ -772,7 +881,8 @@ struct prog *tm_fmt_compile(struct tracemap_format *f, int type)
 		goto out;
 	}
 	if (!f->compile) {
-		cx.reason = "compiling disabled";
+		cx.reason = tm_fmt_compile_refusal() ? "libtraceevent version not verified" :
+			    "compiling disabled";
 		goto out;
 	}
 	pidf = tep_find_common_field(ev, "common_pid");

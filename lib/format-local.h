@@ -324,6 +324,9 @@ struct tracemap_format {
 /* format-compile.c */
 struct prog *tm_fmt_compile(struct tracemap_format *f, int type);
 void tm_fmt_prog_free(struct prog *pg);
+const char *tm_fmt_compile_refusal(void);
+const char *tm_fmt_version_refusal(const char *built, const char *loaded, char *buf,
+				   size_t size);
 
 /* format-run.c */
 void tm_fmt_run(struct tracemap_format *f, const struct prog *pg, const void *data, int size);

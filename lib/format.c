@@ -79,7 +79,7 @@ struct tracemap_format *tracemap_format_new(struct tep_handle *tep,
 	if (!f)
 		return NULL;
 	f->tep = tep;
-	f->compile = !(o.flags & TRACEMAP_FORMAT_NO_COMPILE);
+	f->compile = !(o.flags & TRACEMAP_FORMAT_NO_COMPILE) && !tm_fmt_compile_refusal();
 	f->long_size = tep_get_long_size(tep) ? : (int)sizeof(long);
 	/* trace-cmd report shows microseconds for these clocks, the raw count for the others */
 	f->usecs = !o.clock || !strncmp(o.clock, "mono", 4);

@@ -33,3 +33,6 @@ $(O)/tests/%-san: tests/%.c $(TEST_HARNESS) $(TEST_HARNESS_H) tests/sbuf-encode.
 
 CHECK_TARGETS	+= $(UNIT_TESTS) $(KERNEL_TESTS) $(SAN_TESTS)
 TESTS		+= $(UNIT_TESTS) $(KERNEL_TESTS) $(SCRIPT_TESTS) $(SAN_TESTS)
+
+# test-format-stored is test-format over stored formats: it includes its source
+$(O)/tests/unit/test-format-stored $(O)/tests/unit/test-format-stored-san: tests/kernel/test-format.c
