@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# The Python module: a CPython C extension over libtracemap.so, built for
-# Debian's python3 (PYTHON=...) into build/python, so that
+# The Python package tracemap: python/tracemap/*.py and its C core, the
+# extension tracemap._tracemap over libtracemap.so, built for
+# Debian's python3 (PYTHON=...) into build/python/tracemap, so that
 # PYTHONPATH=build/python imports it from the tree (PYTHON_MODULE=auto|yes|no,
 # auto: when that python's Python.h, python3-dev, is installed). Installed into that
 # python's module directory under PREFIX: PREFIX=/usr gives Debian's
@@ -17,7 +18,9 @@ ifeq ($(call optional,PYTHON_MODULE,python-module,$(PY_FOUND),Python.h of $(PYTH
 
 PY_SRCS		:= $(wildcard python/*.c)
 PY_OBJS		:= $(PY_SRCS:%.c=$(O)/pic/%.o)
-PY_MODULE	:= $(O)/python/tracemap$(PY_EXT_SUFFIX)
+PY_MODULE	:= $(O)/python/tracemap/_tracemap$(PY_EXT_SUFFIX)
+PY_PKG_SRCS	:= $(wildcard python/tracemap/*.py)
+PY_PKG		:= $(PY_PKG_SRCS:python/%=$(O)/python/%)
 
 $(O)/pic/python/%.o: python/%.c include/tracemap.h
 	@test -f "$(PY_INCLUDE)/Python.h" || { echo "error: Python.h not found for $(PYTHON): install the Debian package python3-dev (or run 'make deps')" >&2; exit 1; }
@@ -30,21 +33,28 @@ $(O)/pic/python/%.o: python/%.c include/tracemap.h
 $(PY_MODULE): $(PY_OBJS) $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(call lib_rpath,..) -shared -o $@ $(PY_OBJS) $(LIB_LINK)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(call lib_rpath,../..) -shared -o $@ $(PY_OBJS) $(LIB_LINK)
 
 $(O)/inst/$(notdir $(PY_MODULE)): $(PY_OBJS) $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  LD      $@")
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(PY_OBJS) $(LIB_LINK)
 
-ALL_TARGETS	+= $(PY_MODULE)
+$(O)/python/tracemap/%.py: python/tracemap/%.py
+	@mkdir -p $(dir $@)
+	$(Q)cp $< $@
 
-install-python: $(O)/inst/$(notdir $(PY_MODULE))
-	install -d $(DESTDIR)$(PY_SITEDIR)
-	install -m 644 $< $(DESTDIR)$(PY_SITEDIR)/
+ALL_TARGETS	+= $(PY_MODULE) $(PY_PKG)
+
+install-python: $(O)/inst/$(notdir $(PY_MODULE)) $(PY_PKG)
+	install -d $(DESTDIR)$(PY_SITEDIR)/tracemap
+	install -m 644 $^ $(DESTDIR)$(PY_SITEDIR)/tracemap/
 
 uninstall-python:
-	rm -f $(DESTDIR)$(PY_SITEDIR)/$(notdir $(PY_MODULE))
+	rm -f $(DESTDIR)$(PY_SITEDIR)/tracemap/$(notdir $(PY_MODULE)) \
+		$(patsubst python/tracemap/%,$(DESTDIR)$(PY_SITEDIR)/tracemap/%,$(PY_PKG_SRCS))
+	rm -rf $(DESTDIR)$(PY_SITEDIR)/tracemap/__pycache__
+	-rmdir $(DESTDIR)$(PY_SITEDIR)/tracemap
 
 INSTALL_TARGETS	+= install-python
 UNINSTALL_TARGETS += uninstall-python

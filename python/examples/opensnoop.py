@@ -54,6 +54,8 @@ def main():
             name = user_string(ev.pid, name) or "<0x%x>" % name
         print("%-7d %-16s %7o %s" % (ev.pid, comm, ev.flags, name))
 
+    # kill (SIGTERM) or a closed terminal (SIGHUP) restores tracefs too
+    tracemap.exit_on_signals()
     with tracemap.Stream(events=["syscalls:sys_enter_openat"], filters=filters,
                          callback=show) as stream:
         print("%-7s %-16s %7s %s" % ("PID", "COMM", "FLAGS", "PATH"), flush=True)

@@ -59,6 +59,8 @@ def main():
             log2_hist(h, out)
         out.flush()
 
+    # kill (SIGTERM) or a closed terminal (SIGHUP) restores tracefs too
+    tracemap.exit_on_signals()
     with tracemap.Stream(events=["sched:sched_waking", "sched:sched_switch"],
                          callback=on_event) as stream:
         print("tracing wake-ups of %s; Ctrl-C ends" % (args.comm or "every task"), flush=True)

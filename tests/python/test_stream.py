@@ -14,7 +14,9 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+import tracemalloc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -471,6 +473,130 @@ def test_errors_leave_nothing_behind():
     assert not own_private_instances()
 
 
+def test_errors_do_not_leak():
+    """Each raised OSError frees its arguments (the module kept one reference)."""
+    name = "tmtest-py-none-%d" % os.getpid()
+
+    def fail_many(n):
+        for _ in range(n):
+            try:
+                tracemap.Stream(name)
+            except FileNotFoundError:
+                pass
+    fail_many(50)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        fail_many(2000)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    # a leaked (errno, message) tuple is about 200 bytes: 2000 of them 400 KB
+    assert grown < 40000, grown
+
+
+def test_poll_from_another_thread(instance):
+    """A second thread's poll() while one thread delivers says what happened."""
+    started = threading.Event()
+    errors = []
+    with tracemap.Stream(instance, events=["sched:sched_switch"],
+                         callback=lambda ev: started.set()) as s:
+        def poller():
+            try:
+                deadline = time.monotonic() + 20
+                while not stop.is_set() and time.monotonic() < deadline:
+                    s.poll(100)
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+        stop = threading.Event()
+        t = threading.Thread(target=poller)
+        t.start()
+        try:
+            assert started.wait(20), "no sched_switch delivered"
+            msg = None
+            deadline = time.monotonic() + 20
+            while msg is None and time.monotonic() < deadline:
+                try:
+                    s.poll(0)
+                except RuntimeError as e:
+                    msg = str(e)
+            with pytest.raises(RuntimeError, match="while thread .* delivers"):
+                while time.monotonic() < deadline:
+                    s.close()
+                    break
+        finally:
+            stop.set()
+            t.join()
+    assert msg is not None, "poll() from a second thread was never refused"
+    assert "delivering in thread %d" % t.ident in msg, msg
+    assert "one thread at a time" in msg and "callback" not in msg, msg
+    assert not errors, errors
+
+
+FORK_CHILD_SCRIPT = """
+import os, sys, tracemap
+s = tracemap.Stream(events=['sched:sched_switch'], timeout_ms=100, callback=lambda e: None)
+pid = os.fork()
+if pid == 0:
+    code = 0
+    for call in (lambda: s.poll(0), lambda: s.read(0), lambda: next(iter(s)), s.consume,
+                 s.stats, s.fileno):
+        try:
+            call()
+            code = 3
+        except RuntimeError as e:
+            if "opened by process %d" % os.getppid() not in str(e) or \
+               "open a new Stream in the child" not in str(e):
+                print(e)
+                code = 4
+    # the child's close() and exit leave the parent's stream alone
+    s.close()
+    os._exit(code)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status))
+print(s.instance)
+s.poll(0)
+s.close()
+"""
+
+
+def test_fork_child_refused():
+    """A fork child gets a RuntimeError from its parent's Stream, not a crash."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "build", "python"))
+    r = subprocess.run([sys.executable, "-c", FORK_CHILD_SCRIPT], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    code, private = r.stdout.split()
+    assert code == "0", r.stdout + r.stderr
+    assert private not in instances()
+
+
+SIGNALS_SCRIPT = """
+import os, signal, sys, tracemap
+s = tracemap.Stream(events=['sched:sched_switch'])
+# no handler of ours unless asked
+assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+assert signal.getsignal(signal.SIGHUP) == signal.SIG_DFL
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+assert tracemap.exit_on_signals() == [signal.SIGTERM]
+assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+print(s.instance, flush=True)
+os.kill(os.getpid(), signal.SIGTERM)
+signal.pause()
+"""
+
+
+def test_exit_on_signals_opt_in():
+    """SIGTERM closes the streams only after exit_on_signals(); it keeps a program's handler."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "build", "python"))
+    r = subprocess.run([sys.executable, "-c", SIGNALS_SCRIPT], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.returncode == 128 + signal.SIGTERM, r.stdout + r.stderr
+    private = r.stdout.strip()
+    assert private.startswith("tracemap-py-"), r.stdout + r.stderr
+    assert private not in instances()
+
+
 def test_events_restored(instance):
     d = idir(instance)
     write_file(os.path.join(d, "events/sched/sched_waking/enable"), "1")
@@ -609,7 +735,10 @@ def test_make_install(tmp_path, prefix, sitedir):
     assert r.returncode == 0, r.stdout + r.stderr
     d = tmp_path / sitedir
     mods = [p.name for p in d.iterdir()]
-    assert len(mods) == 1 and mods[0].startswith("tracemap.cpython-"), mods
+    assert mods == ["tracemap"], mods
+    files = sorted(p.name for p in (d / "tracemap").iterdir())
+    assert len(files) == 2 and files[0] == "__init__.py", files
+    assert files[1].startswith("_tracemap.cpython-"), files
     # without DESTDIR, Debian's python3 searches that directory by itself
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     r = subprocess.run([sys.executable, "-c", "import sys; print('\\n'.join(sys.path))"],

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The tracemap Python module: live ftrace events through libtracemap's
- * stream, delivered bcc-style to a callback (poll/consume) or pulled by
- * iteration, with fields decoded by name through libtraceevent.
+ * tracemap._tracemap, the C core of the tracemap Python package: Stream,
+ * Event and LostEvents over libtracemap's stream, delivered bcc-style to a
+ * callback (poll/consume) or pulled by iteration, with fields decoded by
+ * name through libtraceevent. Policy a program may want otherwise (exit on
+ * SIGTERM/SIGHUP, closing streams at exit) is the package's, in
+ * python/tracemap/__init__.py.
  *
  * The GIL. poll() and a blocking read()/iteration release it while the
  * library waits; the event callback takes it back at its first event and
@@ -23,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,6 +69,7 @@ static void print_hook(void *ctx, enum tracemap_log_level level, const char *msg
 static PyObject *raise_errno(int err, const char *what)
 {
 	PyObject *type = err == ENODEV ? PyExc_FileNotFoundError : PyExc_OSError;
+	PyObject *args;
 	char msg[1024];
 
 	if (last_error[0])
@@ -72,7 +77,12 @@ static PyObject *raise_errno(int err, const char *what)
 	else
 		snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err));
 	last_error[0] = '\0';
-	PyErr_SetObject(type, Py_BuildValue("(is)", err, msg));
+	args = Py_BuildValue("(is)", err, msg);
+	if (args) {
+		/* PyErr_SetObject() takes its own reference */
+		PyErr_SetObject(type, args);
+		Py_DECREF(args);
+	}
 	return NULL;
 }
 
@@ -131,13 +141,16 @@ struct StreamObject {
 	int timeout_ms;			/* iteration */
 	long delivered;			/* events given to Python in this call */
 	unsigned int since_check;
+	unsigned long busy_thread;	/* PyThread_get_thread_ident() of the delivering thread */
 	enum tracemap_mode mode;
 	bool private_instance;
 	bool busy;
 };
 
 static PyTypeObject EventType, LostType, StreamType, DecoderType;
-static void exit_on_term(void);
+
+/* set in a child of fork(): a Stream of the parent must not be used there */
+static volatile sig_atomic_t forked;
 static StreamObject *open_streams;
 
 /* ---------------------------------------------------------- LostEvents */
@@ -1052,7 +1065,6 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 	} else if (make_private_instance(st)) {
 		goto out;
 	}
-	exit_on_term();
 	st->next_open = open_streams;
 	open_streams = st;
 	if (buffer_kb && set_buffer_kb(st, buffer_kb))
@@ -1107,10 +1119,34 @@ out:
 	return ret;
 }
 
+/*
+ * A Stream's mapping, fds and instance belong to the process that opened
+ * it: in a fork child they are the parent's (the library's readers would
+ * share its consumer position and crash on unmapped pages).
+ */
+static int check_process(StreamObject *st)
+{
+	if (forked && st->owner && st->owner != getpid()) {
+		PyErr_Format(PyExc_RuntimeError, "this Stream was opened by process %d: a fork "
+			     "child (pid %d) cannot use it; open a new Stream in the child",
+			     (int)st->owner, (int)getpid());
+		return -1;
+	}
+	return 0;
+}
+
 static int check_usable(StreamObject *st)
 {
+	if (check_process(st))
+		return -1;
 	if (!st->s) {
 		PyErr_SetString(PyExc_ValueError, "the stream is closed");
+		return -1;
+	}
+	if (st->busy && st->busy_thread != PyThread_get_thread_ident()) {
+		PyErr_Format(PyExc_RuntimeError, "the stream is delivering in thread %lu: a Stream "
+			     "is read by one thread at a time (use one Stream per thread, or hand "
+			     "the events over with a queue)", st->busy_thread);
 		return -1;
 	}
 	if (st->busy) {
@@ -1119,6 +1155,13 @@ static int check_usable(StreamObject *st)
 		return -1;
 	}
 	return 0;
+}
+
+/* mark the Stream busy in this thread, for check_usable() of another call */
+static void set_busy(StreamObject *st)
+{
+	st->busy = true;
+	st->busy_thread = PyThread_get_thread_ident();
 }
 
 /* Remaining milliseconds to @deadline (UINT64_MAX: -1, forever) */
@@ -1169,7 +1212,7 @@ static PyObject *run_delivery(StreamObject *st, int timeout_ms, bool wait)
 				"open_callback(fn) first (or iterate over the stream)");
 		return NULL;
 	}
-	st->busy = true;
+	set_busy(st);
 	st->delivered = 0;
 	for (;;) {
 		last_error[0] = '\0';
@@ -1248,7 +1291,7 @@ static PyObject *next_item(StreamObject *st, int timeout_ms)
 	if (st->mode == TRACEMAP_MODE_SNAPSHOT)
 		timeout_ms = 0;
 	deadline = deadline_of(timeout_ms);
-	st->busy = true;
+	set_busy(st);
 	for (;;) {
 		last_error[0] = '\0';
 		/* no hand-over of the GIL while events are at hand */
@@ -1306,6 +1349,8 @@ static PyObject *stream_iternext(StreamObject *st)
 
 static PyObject *stream_fileno(StreamObject *st, PyObject *unused)
 {
+	if (check_process(st))
+		return NULL;
 	if (!st->s) {
 		PyErr_SetString(PyExc_ValueError, "the stream is closed");
 		return NULL;
@@ -1328,6 +1373,11 @@ static PyObject *stream_restore_events(StreamObject *st, PyObject *unused)
 
 static PyObject *stream_close(StreamObject *st, PyObject *unused)
 {
+	if (st->busy && st->busy_thread != PyThread_get_thread_ident()) {
+		PyErr_Format(PyExc_RuntimeError, "close() while thread %lu delivers this stream's "
+			     "events: close it after that poll/read returns", st->busy_thread);
+		return NULL;
+	}
 	if (st->busy) {
 		PyErr_SetString(PyExc_RuntimeError, "close() while the stream delivers (in its own "
 				"callback, or poll/read in another thread): close it after that returns");
@@ -1372,6 +1422,8 @@ static PyObject *stream_stats(StreamObject *st, PyObject *unused)
 	size_t f;
 	int i, n;
 
+	if (check_process(st))
+		return NULL;
 	if (!st->s) {
 		PyErr_SetString(PyExc_ValueError, "the stream is closed");
 		return NULL;
@@ -1580,105 +1632,56 @@ static PyMethodDef module_methods[] = {
 	{ NULL },
 };
 
-static PyObject *terminate(PyObject *self, PyObject *args)
+static void after_fork_child(void)
 {
-	int sig = 0;
-	PyObject *frame;
-
-	if (!PyArg_ParseTuple(args, "iO", &sig, &frame))
-		return NULL;
-	PyErr_SetObject(PyExc_SystemExit, PyLong_FromLong(128 + sig));
-	return NULL;
+	forked = 1;
 }
 
-static PyMethodDef terminate_def = {
-	"_terminate", terminate, METH_VARARGS,
-	"SIGTERM/SIGHUP while a stream is open: exit through SystemExit, so that the "
-	"streams are closed and tracefs restored."
-};
-
-/*
- * A process killed by SIGTERM or SIGHUP with their default action would
- * leave the events enabled and the private instance behind. Where the
- * program kept the default, these signals raise SystemExit instead: the
- * interpreter exits normally and close_all() restores tracefs. Only the main
- * thread can set handlers; elsewhere the defaults stay.
- */
-static void exit_on_term(void)
+static int tracemap_exec(PyObject *m)
 {
-	static const int sigs[] = { SIGTERM, SIGHUP };
-	PyObject *signal, *cur, *dfl, *fn, *r;
-	size_t i;
-
-	signal = PyImport_ImportModule("signal");
-	dfl = signal ? PyObject_GetAttrString(signal, "SIG_DFL") : NULL;
-	fn = dfl ? PyCFunction_New(&terminate_def, NULL) : NULL;
-	for (i = 0; fn && i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		cur = PyObject_CallMethod(signal, "getsignal", "i", sigs[i]);
-		if (cur && PyObject_RichCompareBool(cur, dfl, Py_EQ) == 1) {
-			r = PyObject_CallMethod(signal, "signal", "iO", sigs[i], fn);
-			Py_XDECREF(r);
-		}
-		Py_XDECREF(cur);
-	}
-	Py_XDECREF(fn);
-	Py_XDECREF(dfl);
-	Py_XDECREF(signal);
-	PyErr_Clear();
-}
-
-static struct PyModuleDef tracemap_module = {
-	PyModuleDef_HEAD_INIT,
-	.m_name = "tracemap",
-	.m_doc =
-	"Live ftrace events in Python, read through the kernel's memory mapping\n"
-	"of the per-CPU ring buffers (Linux >= 6.10), with libtracemap.\n\n"
-	"bcc's way:\n\n"
-	"    with tracemap.Stream(events=['sched:sched_switch'], callback=fn) as s:\n"
-	"        while True:\n"
-	"            s.poll(1000)\n\n"
-	"or pull them:\n\n"
-	"    for ev in tracemap.Stream(events=['sched:sched_switch'], timeout_ms=1000):\n"
-	"        print(ev.comm, ev.prev_pid, ev.next_pid)\n\n"
-	"See tracemap.Stream, tracemap.Event, tracemap.LostEvents and\n"
-	"tracemap-python(7).",
-	.m_size = -1,
-	.m_methods = module_methods,
-};
-
-PyMODINIT_FUNC PyInit_tracemap(void);
-
-PyMODINIT_FUNC PyInit_tracemap(void)
-{
-	PyObject *m, *atexit, *r, *fn;
+	static bool once;
 
 	if (PyType_Ready(&DecoderType) || PyType_Ready(&EventType) || PyType_Ready(&LostType) ||
 	    PyType_Ready(&StreamType))
-		return NULL;
-	m = PyModule_Create(&tracemap_module);
-	if (!m)
-		return NULL;
+		return -1;
 	if (PyModule_AddType(m, &StreamType) || PyModule_AddType(m, &EventType) ||
 	    PyModule_AddType(m, &LostType) ||
 	    PyModule_AddStringConstant(m, "__version__", TRACEMAP_PY_VERSION))
-		goto fail;
+		return -1;
+	if (once)
+		return 0;
+	once = true;
 	tracemap_set_print(print_hook, NULL);
+	pthread_atfork(NULL, NULL, after_fork_child);
 	/*
 	 * libtraceevent's plugins resolve its symbols in the global namespace,
 	 * where Python's RTLD_LOCAL loading of this module did not put them:
 	 * without this, str(ev) of sched_switch would miss its plugin.
 	 */
 	dlopen("libtraceevent.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-	atexit = PyImport_ImportModule("atexit");
-	fn = atexit ? PyObject_GetAttrString(m, "_close_all") : NULL;
-	r = fn ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
-	Py_XDECREF(atexit);
-	Py_XDECREF(fn);
-	if (!r)
-		goto fail;
-	Py_DECREF(r);
-	return m;
-fail:
-	Py_DECREF(m);
-	return NULL;
+	return 0;
+}
+
+/* PEP 489: the types and the library's state are process-wide, one per process */
+static PyModuleDef_Slot tracemap_slots[] = {
+	{ Py_mod_exec, tracemap_exec },
+	{ 0, NULL },
+};
+
+static struct PyModuleDef tracemap_module = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "tracemap._tracemap",
+	.m_doc =
+	"The C core of the tracemap package: Stream, Event, LostEvents.\n"
+	"Import tracemap, not this module; see tracemap-python(7).",
+	.m_size = 0,
+	.m_methods = module_methods,
+	.m_slots = tracemap_slots,
+};
+
+PyMODINIT_FUNC PyInit__tracemap(void);
+
+PyMODINIT_FUNC PyInit__tracemap(void)
+{
+	return PyModuleDef_Init(&tracemap_module);
 }
