@@ -859,6 +859,20 @@ static bool prog_head(struct prog *pg)
 	return true;
 }
 
+static unsigned int fields_end(const struct tep_event *ev)
+{
+	const struct tep_format_field *fl;
+	unsigned int end = 0;
+
+	for (fl = ev->format.common_fields; fl; fl = fl->next)
+		if ((unsigned int)(fl->offset + fl->size) > end)
+			end = fl->offset + fl->size;
+	for (fl = ev->format.fields; fl; fl = fl->next)
+		if ((unsigned int)(fl->offset + fl->size) > end)
+			end = fl->offset + fl->size;
+	return end;
+}
+
 struct prog *tm_fmt_compile(struct tracemap_format *f, int type)
 {
 	struct tep_event *ev = tep_find_event(f->tep, type);
@@ -885,6 +899,7 @@ struct prog *tm_fmt_compile(struct tracemap_format *f, int type)
 			    "compiling disabled";
 		goto out;
 	}
+	cx.pg->fields_end = fields_end(ev);
 	pidf = tep_find_common_field(ev, "common_pid");
 	if (!pidf || (pidf->size != 4 && pidf->size != 2))
 		cc_fail(&cx, "no common_pid");

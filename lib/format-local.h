@@ -272,6 +272,7 @@ struct prog {
 	unsigned int name_len;
 	char *head;			/* " <name>: " padded to the column */
 	unsigned int head_len;
+	unsigned int fields_end;	/* end of the last fixed field: what tep_print_event() reads */
 	/* compile-time allocations, freed with the program */
 	void **allocs;
 	int nr_allocs;
@@ -318,6 +319,8 @@ struct tracemap_format {
 	char comm_buf[64];
 	int registered[256];		/* pids the sched plugin's comms were given for, by pid % 256 */
 	struct comm_slot comms[NR_COMMS];
+	unsigned char *pad;		/* a short record, zero-padded for tep_print_event() */
+	unsigned int pad_cap;
 	struct func_slot funcs[NR_FUNCS];
 };
 

@@ -422,7 +422,14 @@ static void put_comm_pid(struct ectx *e, struct obuf *o, const struct tep_format
 	size_t n;
 
 	if (comm) {
-		n = strnlen((const char *)e->data + comm->offset, comm->size);
+		/* a record cut short: the part of the array it holds */
+		if (comm->offset + comm->size > e->size) {
+			e->f->clamped = true;
+			n = comm->offset < e->size ? e->size - comm->offset : 0;
+		} else {
+			n = comm->size;
+		}
+		n = strnlen((const char *)e->data + comm->offset, n);
 		if (n >= sizeof(e->f->comm_buf))
 			n = sizeof(e->f->comm_buf) - 1;
 		memcpy(buf, e->data + comm->offset, n);
@@ -443,8 +450,13 @@ static void put_comm_pid(struct ectx *e, struct obuf *o, const struct tep_format
 	ob_s64(o, (long long)pid);
 }
 
+/* field @fl of the record; 0 (and clamped) past a record cut short */
 static unsigned long long fval(struct ectx *e, const struct tep_format_field *fl)
 {
+	if (fl->offset + fl->size > e->size) {
+		e->f->clamped = true;
+		return 0;
+	}
 	return read_num(e->data + fl->offset, fl->size);
 }
 

@@ -110,16 +110,50 @@ void tracemap_format_free(struct tracemap_format *f)
 		tm_fmt_prog_free(f->progs[i]);
 	free(f->progs);
 	free(f->out.buf);
+	free(f->pad);
 	trace_seq_destroy(&f->seq);
 	free(f);
 }
 
 /* the info part through libtraceevent */
-static void info_tep(struct tracemap_format *f, const struct tracemap_event *ev)
+/*
+ * @ev as a tep_record. tep_print_event() reads an event's fields at their
+ * offsets whatever the record's size: a record shorter than its fields (the
+ * common ones for a type it does not know) goes to it zero-padded.
+ */
+static bool to_record(struct tracemap_format *f, const struct prog *pg,
+		      const struct tracemap_event *ev, struct tep_record *rec)
+{
+	unsigned int need = pg->event ? pg->fields_end : 8;
+	unsigned char *np;
+
+	tracemap_event_to_record(ev, rec);
+	if ((unsigned int)ev->size >= need)
+		return true;
+	if (need > f->pad_cap) {
+		np = realloc(f->pad, need);
+		if (!np) {
+			/* reported as ENOMEM by finish() */
+			f->out.oom = true;
+			return false;
+		}
+		f->pad = np;
+		f->pad_cap = need;
+	}
+	memset(f->pad, 0, need);
+	memcpy(f->pad, ev->data, ev->size);
+	rec->data = f->pad;
+	rec->size = need;
+	return true;
+}
+
+static void info_tep(struct tracemap_format *f, const struct prog *pg,
+		     const struct tracemap_event *ev)
 {
 	struct tep_record rec;
 
-	tracemap_event_to_record(ev, &rec);
+	if (!to_record(f, pg, ev, &rec))
+		return;
 	trace_seq_reset(&f->seq);
 	tep_print_event(f->tep, &f->seq, &rec, "%s", TEP_PRINT_INFO);
 	ob_put(&f->out, f->seq.buffer, f->seq.len);
@@ -129,7 +163,7 @@ static void info_tep(struct tracemap_format *f, const struct tracemap_event *ev)
 static void info(struct tracemap_format *f, const struct prog *pg, const struct tracemap_event *ev)
 {
 	if (pg->fallback) {
-		info_tep(f, ev);
+		info_tep(f, pg, ev);
 		return;
 	}
 	f->clamped = false;
@@ -175,13 +209,15 @@ int tracemap_format_info(struct tracemap_format *f, const struct tracemap_event 
 }
 
 /* the 3.1.6 line of an event libtraceevent does not know: its own three calls */
-static void line_unknown(struct tracemap_format *f, const struct tracemap_event *ev)
+static void line_unknown(struct tracemap_format *f, const struct prog *pg,
+			 const struct tracemap_event *ev)
 {
 	const char *tfmt = f->usecs ? " %6.1000d:" : "%12d:";
 	struct trace_seq *s = &f->seq;
 	struct tep_record rec;
 
-	tracemap_event_to_record(ev, &rec);
+	if (!to_record(f, pg, ev, &rec))
+		return;
 	trace_seq_reset(s);
 	tep_print_event(f->tep, s, &rec, "%16s-%-5d [%03d]", TEP_PRINT_COMM, TEP_PRINT_PID,
 			TEP_PRINT_CPU);
@@ -273,7 +309,7 @@ int tracemap_format_line(struct tracemap_format *f, const struct tracemap_event 
 		return tm_err(ENOMEM);
 	if (!pg->event || !pg->pid_size ||
 	    pg->pid_offset + pg->pid_size > ev->size) {
-		line_unknown(f, ev);
+		line_unknown(f, pg, ev);
 		goto end;
 	}
 	pid = (int)read_num((const unsigned char *)ev->data + pg->pid_offset, pg->pid_size);

@@ -4,7 +4,8 @@
 # over synthetic mappings that lie (fuzz-reader: consume, snapshot, follow,
 # the event iterator, the page builder), the page builder against the
 # test encoder (fuzz-pages) and the dump and trace.dat writer read back by
-# libtracecmd (fuzz-tracedat). Bounded runs in `make check` through
+# libtracecmd (fuzz-tracedat), the text formatter over the stored event
+# formats (fuzz-format). Bounded runs in `make check` through
 # tests/fuzz/run-fuzz-*.sh; a long run is the same script (tests/fuzz/README):
 #
 #   make check-build
@@ -61,6 +62,15 @@ $(FUZZ_TRACEDAT): tests/fuzz/fuzz-tracedat.c tests/fuzz/fuzz.h tests/sbuf-encode
 		$(FUZZ_CFLAGS) $(LDFLAGS) -o $@ tests/fuzz/fuzz-tracedat.c tests/sbuf-encode.c $(LIB_SRCS) \
 		$(FUZZ_TC_LIBS) $(TFS_LIBS) $(TEP_LIBS)
 
+FUZZ_FORMAT	:= $(O)/tests/fuzz/fuzz-format
+
+# the text formatter's compiled programs over the stored event formats
+$(FUZZ_FORMAT): tests/fuzz/fuzz-format.c tests/fuzz/fuzz.h $(LIB_SRCS) lib/*.h include/tracemap.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CLANG   $@")
+	$(Q)$(CLANG) $(CPPFLAGS) -Ilib $(TFS_CFLAGS) $(TEP_CFLAGS) $(FUZZ_CFLAGS) -o $@ \
+		tests/fuzz/fuzz-format.c $(LIB_SRCS) $(TFS_LIBS) $(TEP_LIBS)
+
 $(FUZZ_GEN): tests/fuzz/gen-seeds.c tests/sbuf-encode.c tests/sbuf-encode.h lib/uapi/trace_mmap.h
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
@@ -84,6 +94,8 @@ $(FUZZ_RSEEDS)/.stamp: $(FUZZ_GEN)
 	$(Q)rm -rf $(FUZZ_RSEEDS) && mkdir -p $(FUZZ_RSEEDS) && $(FUZZ_GEN) -r $(FUZZ_RSEEDS) && touch $@
 
 CHECK_TARGETS	+= $(FUZZ_SEEDS)/.stamp $(FUZZ_DESC)/.stamp $(FUZZ_RSEEDS)/.stamp \
-		   $(if $(HAVE_LIBFUZZER),$(FUZZ_BIN) $(FUZZ_READER) $(FUZZ_PAGES) $(FUZZ_TRACEDAT))
+		   $(if $(HAVE_LIBFUZZER),$(FUZZ_BIN) $(FUZZ_READER) $(FUZZ_PAGES) $(FUZZ_TRACEDAT) \
+		   $(FUZZ_FORMAT))
 TESTS		+= tests/fuzz/run-fuzz-subbuf.sh tests/fuzz/run-fuzz-reader.sh \
-		   tests/fuzz/run-fuzz-pages.sh tests/fuzz/run-fuzz-tracedat.sh
+		   tests/fuzz/run-fuzz-pages.sh tests/fuzz/run-fuzz-tracedat.sh \
+		   tests/fuzz/run-fuzz-format.sh

@@ -837,6 +837,38 @@ static void test_comms(void **state)
 }
 
 /*
+ * Records cut short (fuzz-format found both): the sched plugin's program
+ * reads no field past the record (0, counted as clamped), and a record
+ * shorter than its common fields reaches tep_print_event() zero-padded.
+ * The -san build sees any read outside.
+ */
+static void test_short_records(void **state)
+{
+	struct tep_event *sw = tep_find_event_by_name(ours.tep, "sched", "sched_switch");
+	struct tracemap_format_stats before, after;
+	struct tracemap_event ev = { .ts = 8000000 };
+	const char *line;
+	unsigned char *rec;
+
+	assert_non_null(sw);
+	assert_null(tracemap_format_fallback(fmt, sw->id));
+	rec = calloc(1, 12);
+	assert_non_null(rec);
+	memcpy(rec, &sw->id, 2);
+	ev.data = rec;
+	ev.size = 12;
+	tracemap_format_stats(fmt, &before, sizeof(before));
+	assert_true(tracemap_format_info(fmt, &ev, &line) > 0);
+	tracemap_format_stats(fmt, &after, sizeof(after));
+	assert_int_equal(after.clamped, before.clamped + 1);
+	assert_non_null(strstr(line, ":0 [0] R ==> :0 [0]"));
+	ev.size = 3;
+	assert_true(tracemap_format_line(fmt, &ev, &line) > 0);
+	assert_non_null(strstr(line, "[000]"));
+	free(rec);
+}
+
+/*
  * A handler of a plugin that is not libtraceevent's own sched_switch plugin,
  * from a file whose path still names it (here the kmem plugin, copied into
  * a directory "plugin_sched_switch.d"), is not compiled as the sched
@@ -922,6 +954,7 @@ int main(void)
 		cmocka_unit_test(test_comms),
 		cmocka_unit_test(test_every_format),
 		cmocka_unit_test(test_foreign_handler),
+		cmocka_unit_test(test_short_records),
 #ifndef TM_STORED_FORMATS
 		cmocka_unit_test(test_recorded),
 #endif
