@@ -312,7 +312,7 @@ static bool data_past_reader(struct tracemap_cpu *c, uint64_t ts)
  * read to its end, swaps the empty sub-buffer in, rb_get_reader_page()
  * returns NULL and the kernel logs WARN_ON(!reader) (ring_buffer.c:7402 in
  * 6.18.44). A busy caller hits that window within seconds when the writer
- * fills a sub-buffer per event (lib/README, "Kernel facts").
+ * fills a sub-buffer per event (Documentation/design/kernel-facts.md).
  *
  * So ask only when the mapping shows something to hand out: new bytes on
  * the reader page (GET_READER then only advances on it, no swap), or

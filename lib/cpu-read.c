@@ -4,8 +4,8 @@
  * mapped: one page copy per call, the kernel's counters from
  * per_cpu/cpuN/stats. Owns struct tm_readsrc.
  *
- * The kernel can step past events it still counts as unread (lib/README,
- * "Kernel facts" 2): read() then never hands them out and returns 0 rather
+ * The kernel can step past events it still counts as unread
+ * (Documentation/design/kernel-facts.md, item 2): read() then never hands them out and returns 0 rather
  * than EAGAIN for as long as the buffer lives. skipped_check() tells that
  * state from a writer caught between counting and publishing an event and
  * reports the skipped events as lost, with their count.

@@ -9,15 +9,13 @@
  * and out name it as next_pid and prev_pid: a common_pid test alone
  * (set_event_notrace_pid) leaves almost all of them in. Every switch that
  * names it is left out, also one from a task that blocks as it gets the CPU,
- * as trace-cmd's filters on prev_pid and next_pid do (measured: on an idle
- * system 28 % of the printed lines were "... S ==> tracemap" when those
- * stayed).
+ * as trace-cmd's filters on prev_pid and next_pid do (left in, they were
+ * a good part of an idle system's lines: bench/README.md).
  *
  * Caused by its output: printing a line to a terminal wakes the tty's flush
  * worker, which wakes the terminal's reader (sshd, tmux, an xterm), and
  * their wake-ups and switches would be printed in turn, a feedback loop
- * (measured on a pty: 48,000 such events in 5 s on an idle system, 16.6 % of
- * a CPU). A task woken by one of our threads, or by a task so woken, is
+ * (figures in bench/README.md). A task woken by one of our threads, or by a task so woken, is
  * "caused" until it blocks (a sched_switch away from it in a sleeping state,
  * or a wake-up by anyone else). Left out: its wake-ups, its switches away,
  * the switches to it from the idle task or from a task it preempts, and

@@ -12,24 +12,17 @@
  *    events flow, the stream does not wait for the kernel's wakeup between
  *    rounds at all (stream.c, round_waits()): it sleeps here until the next
  *    round may start and looks at the mapping. So every round costs one
- *    sleep, and a sleep is what a round costs most on the 2-vCPU VM of this
- *    project: 12 to 20 us of CPU time per sleep and wakeup, timer or
- *    another CPU's wakeup alike, against 0.2 us for a syscall. The
+ *    sleep, the dearest part of a round (far more than a syscall). The
  *    interval sets both the rounds per second and the latency while events
  *    flow (write to delivery: up to the interval, plus the sleep's timer
- *    slack of about 60 us, plus the round). Measured with bench lib-ll at
- *    100k events/s, this policy at 300 us against the 200 us before it:
- *    58 alternating runs under other work, medians, 654 -> 526 ns per
- *    event, p50 240 -> 340 us; the few runs on a quiet machine 955-1123 ->
- *    713-811 ns, p99 560-820 -> 800 us. 400 us saved little more (three
- *    runs) and put the p50 at 460 us. A busy stream spaces its rounds out
+ *    slack, plus the round). A busy stream spaces its rounds out
  *    (tm_wake_round()): after a round of TM_BUSY_ROUND events or more the
  *    interval doubles, up to TM_MAX_ROUND_NS, and after one of fewer than
  *    half that it is TM_MIN_ROUND_NS again, as a network card coalesces
  *    its interrupts under load: the CPU a sleep costs is shared by more
- *    events where a millisecond or two of latency does not matter
- *    (tracemap stream at 100k events/s: about 3,300 -> 500 rounds a
- *    second).
+ *    events where a millisecond or two of latency does not matter. The
+ *    figures behind the intervals are in bench/README.md ("Why the
+ *    library's heuristics are set as they are").
  *
  *  - empty-wakeup back-off: a wakeup of the kernel's is expected to bring
  *    data (the stream's tick and kick are not counted: an idle stream's

@@ -208,7 +208,7 @@ static void check_stats(struct tracemap_cpu *c, const struct params *p, uint64_t
 }
 
 /*
- * The kernel skipped events of a read() reader (lib/README, "Kernel facts"
+ * The kernel skipped events of a read() reader (Documentation/design/kernel-facts.md
  * 2) and the reader reported them: every other event came once and in
  * order, the skipped ones are exactly those the kernel still counts unread,
  * and each loss reported came with a later event or is still pending.
@@ -258,7 +258,7 @@ static uint64_t check_kernel_account(struct tracemap_cpu *c, int cpu, unsigned i
 	assert_int_equal(tracemap_cpu_stats(c, &st, sizeof(st)), 0);
 	if (skipped_reported(&st, written, g, unread, overrun, consumed)) {
 		printf("the kernel skipped %llu of %u events and still counts them unread; the "
-		       "reader reported them lost (lib/README, Kernel facts 2)\n",
+		       "reader reported them lost (Documentation/design/kernel-facts.md, 2)\n",
 		       (unsigned long long)st.skipped, written);
 		return st.skipped;
 	}

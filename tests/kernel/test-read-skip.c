@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The read() backend against a kernel that skips events (lib/README,
+ * The read() backend against a kernel that skips events (Documentation/design/kernel-facts.md,
  * "Kernel facts" 2): a reader that keeps catching up with the writer on
  * the page it reads can have that page taken back with the writer's last
  * events on it, which the kernel then counts as unread for good and never

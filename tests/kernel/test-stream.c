@@ -1452,7 +1452,7 @@ static void test_stop_accounting(void **state)
  * ring_buffer_map_get_reader() counts an event the writer has not published
  * yet, swaps in the still empty sub-buffer and logs WARN_ON(!reader); with
  * a stream that called GET_READER whenever asked 10 of 10 runs of this test
- * failed (lib/README, "Kernel facts"). The library now asks only
+ * failed (Documentation/design/kernel-facts.md). The library now asks only
  * when the mapping shows data: the kernel log gains no warning, and every
  * marker is delivered once, in order, or counted lost by the kernel's own
  * report, exactly.

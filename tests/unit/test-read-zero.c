@@ -2,7 +2,7 @@
 /*
  * The read() backend when read() returns 0, the kernel's "events counted,
  * nothing to hand out" (tm_cpu_open_read_fd()): events the kernel skipped
- * and counts unread for good (lib/README, "Kernel facts" 2) are reported
+ * and counts unread for good (Documentation/design/kernel-facts.md 2) are reported
  * lost once, with their count, and left out of tracemap_cpu_stats_unread();
  * a writer caught between counting and publishing (counters that move) is
  * not taken for a loss; a reset starts the count again; a thread that may
