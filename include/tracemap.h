@@ -60,6 +60,17 @@ typedef void (*tracemap_print_fn)(void *ctx, enum tracemap_log_level level,
  */
 TRACEMAP_API void tracemap_set_print(tracemap_print_fn fn, void *ctx);
 
+/*
+ * The last error or warning message the library gave in this thread ("" when
+ * none since tracemap_clear_error()), whatever the sink: for a front-end
+ * that quotes it in its own output or exception.
+ */
+TRACEMAP_API const char *tracemap_last_error(void);
+TRACEMAP_API void tracemap_clear_error(void);
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock of the library's timeouts */
+TRACEMAP_API uint64_t tracemap_now_ns(void);
+
 /* ----------------------------------------------------------------------
  * tracefs
  */

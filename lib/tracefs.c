@@ -22,6 +22,8 @@
 
 static tracemap_print_fn print_fn;
 static void *print_ctx;
+/* per thread: a front-end may call the library from several */
+static __thread char last_error[512];
 
 int tm_cur_pid;
 
@@ -73,11 +75,48 @@ void tm_log(enum tracemap_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (level <= TRACEMAP_LOG_WARN)
+		memcpy(last_error, msg, sizeof(last_error));
 	if (print_fn)
 		print_fn(print_ctx, level, msg);
 	else
 		fprintf(stderr, "libtracemap: %s: %s\n",
 			level == TRACEMAP_LOG_ERROR ? "error" : "warning", msg);
+}
+
+/**
+ * tracemap_last_error - the library's last error or warning in this thread
+ *
+ * Returns the text of the last message of level TRACEMAP_LOG_ERROR or
+ * TRACEMAP_LOG_WARN given in the calling thread, whatever the print sink,
+ * or "" when there was none since tracemap_clear_error(). Valid until the
+ * thread's next call of the library.
+ */
+const char *tracemap_last_error(void)
+{
+	return last_error;
+}
+
+/**
+ * tracemap_clear_error - forget the last error of this thread
+ *
+ * Called before a call whose failure the caller will explain with
+ * tracemap_last_error(), so that an older message is not taken for its own.
+ */
+void tracemap_clear_error(void)
+{
+	last_error[0] = '\0';
+}
+
+/**
+ * tracemap_now_ns - the clock of the library's timeouts and deadlines
+ *
+ * Returns CLOCK_MONOTONIC in nanoseconds, for a caller's deadlines around
+ * library calls.
+ */
+uint64_t tracemap_now_ns(void)
+{
+	return tm_now_ns();
 }
 
 uint64_t tm_now_ns(void)

@@ -45,37 +45,23 @@
 
 /* ------------------------------------------------------------ messages */
 
-/*
- * The library's last error message, for the exception of the call that
- * failed. Errors may be logged while the GIL is released (inside poll), so
- * the buffer is per thread.
- */
-static __thread char last_error[512];
-
+/* Errors become exceptions (raise_errno()); warnings go to stderr. */
 static void print_hook(void *ctx, enum tracemap_log_level level, const char *msg)
 {
-	if (level == TRACEMAP_LOG_ERROR)
-		snprintf(last_error, sizeof(last_error), "%s", msg);
-	else if (level == TRACEMAP_LOG_WARN)
+	if (level == TRACEMAP_LOG_WARN)
 		fprintf(stderr, "tracemap: warning: %s\n", msg);
 }
 
 /*
  * Raise the OSError subclass for @err (FileNotFoundError, PermissionError,
- * ...) with the library's message when it gave one, else @what and strerror.
- * An unknown instance (ENODEV) is a FileNotFoundError.
+ * ...) with @msg. An unknown instance (ENODEV) is a FileNotFoundError.
  */
-static PyObject *raise_errno(int err, const char *what)
+static PyObject *raise_oserror(int err, const char *msg)
 {
 	PyObject *type = err == ENODEV ? PyExc_FileNotFoundError : PyExc_OSError;
 	PyObject *args;
-	char msg[1024];
 
-	if (last_error[0])
-		snprintf(msg, sizeof(msg), "%s", last_error);
-	else
-		snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err));
-	last_error[0] = '\0';
+	tracemap_clear_error();
 	args = Py_BuildValue("(is)", err, msg);
 	if (args) {
 		/* PyErr_SetObject() takes its own reference */
@@ -85,12 +71,16 @@ static PyObject *raise_errno(int err, const char *what)
 	return NULL;
 }
 
-static uint64_t now_ns(void)
+/* raise_oserror() with the library's message when it gave one, else @what and strerror */
+static PyObject *raise_errno(int err, const char *what)
 {
-	struct timespec ts;
+	char msg[1024];
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (*tracemap_last_error())
+		snprintf(msg, sizeof(msg), "%s", tracemap_last_error());
+	else
+		snprintf(msg, sizeof(msg), "%s: %s", what, strerror(err));
+	return raise_oserror(err, msg);
 }
 
 /* ------------------------------------------------------------- objects */
@@ -822,9 +812,12 @@ static int make_private_instance(StreamObject *st)
 		if (!mkdir(st->idir, 0750))
 			break;
 		if (errno != EEXIST) {
-			snprintf(last_error, sizeof(last_error), "cannot create instance %s: %s",
-				 st->idir, strerror(errno));
-			raise_errno(errno, "mkdir");
+			char msg[PATH_MAX + 128];
+			int err = errno;
+
+			snprintf(msg, sizeof(msg), "cannot create instance %s: %s", st->idir,
+				 strerror(err));
+			raise_oserror(err, msg);
 			return -1;
 		}
 	}
@@ -850,9 +843,10 @@ static int set_buffer_kb(StreamObject *st, int kb)
 	if (fd >= 0)
 		close(fd);
 	if (n < 0) {
-		snprintf(last_error, sizeof(last_error), "cannot set %s to %d: %s", path, kb,
-			 strerror(err));
-		raise_errno(err, path);
+		char msg[PATH_MAX + 128];
+
+		snprintf(msg, sizeof(msg), "cannot set %s to %d: %s", path, kb, strerror(err));
+		raise_oserror(err, msg);
 		return -1;
 	}
 	return 0;
@@ -1046,7 +1040,7 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 		st->lost_cb = Py_NewRef(lost);
 	st->owner = getpid();
 
-	last_error[0] = '\0';
+	tracemap_clear_error();
 	if (tracemap_tracefs_dir(tracefs, st->tfs, sizeof(st->tfs)) < 0) {
 		raise_errno(errno, "tracefs");
 		goto out;
@@ -1085,7 +1079,7 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 	so.tracefs_dir = st->tfs;
 	so.events = sp;
 	so.pids = pidv;
-	last_error[0] = '\0';
+	tracemap_clear_error();
 	Py_BEGIN_ALLOW_THREADS
 	st->s = tracemap_stream_open(st->instance, &so);
 	Py_END_ALLOW_THREADS
@@ -1170,7 +1164,7 @@ static int remaining_ms(uint64_t deadline)
 
 	if (deadline == UINT64_MAX)
 		return -1;
-	now = now_ns();
+	now = tracemap_now_ns();
 	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
 }
 
@@ -1190,7 +1184,7 @@ static int wait_slice(uint64_t deadline)
 
 static uint64_t deadline_of(int timeout_ms)
 {
-	return timeout_ms < 0 ? UINT64_MAX : now_ns() + (uint64_t)timeout_ms * 1000000;
+	return timeout_ms < 0 ? UINT64_MAX : tracemap_now_ns() + (uint64_t)timeout_ms * 1000000;
 }
 
 /*
@@ -1214,7 +1208,7 @@ static PyObject *run_delivery(StreamObject *st, int timeout_ms, bool wait)
 	set_busy(st);
 	st->delivered = 0;
 	for (;;) {
-		last_error[0] = '\0';
+		tracemap_clear_error();
 		if (wait) {
 			st->tstate = PyEval_SaveThread();
 			ret = tracemap_stream_poll(st->s, wait_slice(deadline));
@@ -1292,7 +1286,7 @@ static PyObject *next_item(StreamObject *st, int timeout_ms)
 	deadline = deadline_of(timeout_ms);
 	set_busy(st);
 	for (;;) {
-		last_error[0] = '\0';
+		tracemap_clear_error();
 		/* no hand-over of the GIL while events are at hand */
 		ret = tracemap_stream_next_event(st->s, &ev, 0);
 		if (!ret && remaining_ms(deadline)) {
@@ -1363,7 +1357,7 @@ static PyObject *stream_restore_events(StreamObject *st, PyObject *unused)
 
 	if (check_usable(st))
 		return NULL;
-	last_error[0] = '\0';
+	tracemap_clear_error();
 	ret = tracemap_stream_restore_events(st->s);
 	if (ret < 0)
 		return raise_errno(-ret, "restore the events");

@@ -206,7 +206,7 @@ static void dump_now(struct recorder *r, uint64_t trigger_ns, const char *what)
 	} else {
 		r->dumps++;
 	}
-	r->last_dump = now_ns();
+	r->last_dump = tracemap_now_ns();
 }
 
 /*
@@ -216,7 +216,7 @@ static void dump_now(struct recorder *r, uint64_t trigger_ns, const char *what)
 static void triggered(struct recorder *r, int tfd, const char *what)
 {
 	struct itimerspec its = { 0 };
-	uint64_t now = now_ns();
+	uint64_t now = tracemap_now_ns();
 
 	if (r->pending ||
 	    (r->last_dump && now - r->last_dump < (uint64_t)r->o->holdoff_ms * 1000000ULL)) {
@@ -786,7 +786,7 @@ int cmd_flight(int argc, char **argv)
 							/* the failure is the last thing: no hold-off, no wait */
 							r.last_dump = 0;
 							r.pending = 0;
-							dump_now(&r, now_ns(), what);
+							dump_now(&r, tracemap_now_ns(), what);
 						}
 					} else {
 						stop = true;

@@ -23,13 +23,9 @@ struct cpu_row {
 	struct tracemap_cpu_stats st;
 };
 
-static char last_msg[256];
-
-/* Keep the library's reason for a failed open for the table instead of printing it. */
+/* The library's reason for a failed open goes in the table (tracemap_last_error()), not out. */
 static void quiet_print(void *ctx, enum tracemap_log_level level, const char *msg)
 {
-	if (level == TRACEMAP_LOG_ERROR)
-		snprintf(last_msg, sizeof(last_msg), "%s", msg);
 }
 
 static int read_text(const char *path, char *buf, size_t size)
@@ -57,10 +53,10 @@ static void stat_cpu(const char *iname, int cpu, struct cpu_row *row)
 	struct tracemap_cpu_opts co = { .sz = sizeof(co), .mode = TRACEMAP_MODE_CONSUME,
 					.flags = TRACEMAP_CPU_NO_FALLBACK };
 	struct tracemap_cpu *c;
-	char why[sizeof(last_msg)];
+	char why[512];
 	int e;
 
-	last_msg[0] = '\0';
+	tracemap_clear_error();
 	row->subbuf_size = row->nr_subbufs = -1;
 	c = tracemap_cpu_open(iname, cpu, &co);
 	if (c) {
@@ -69,7 +65,7 @@ static void stat_cpu(const char *iname, int cpu, struct cpu_row *row)
 	} else {
 		e = errno;
 		snprintf(row->mmap, sizeof(row->mmap), "no (%s)", strerror(e));
-		snprintf(why, sizeof(why), "%s", last_msg);
+		snprintf(why, sizeof(why), "%s", tracemap_last_error());
 		co.flags = TRACEMAP_CPU_FORCE_READ;
 		c = tracemap_cpu_open(iname, cpu, &co);
 		if (why[0])

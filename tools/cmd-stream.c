@@ -436,12 +436,12 @@ int cmd_stream(int argc, char **argv)
 			"%s/trace_marker); Ctrl-C stops\n", si.name, tfs, si.name);
 	if (o.command && command_start(o.command[0]))
 		goto out;
-	start = now_ns();
+	start = tracemap_now_ns();
 	p.sfd = sfd;
 	out.sfd = sfd;
 	/* until a stop signal or the end of the command (SIGCHLD) */
 	ret = stream_loop(s, &p, sfd, o.busy, o.latency_ms, paced || o.follow) ? 1 : 0;
-	stopped = now_ns();
+	stopped = tracemap_now_ns();
 	stop_begun();
 
 	/* stop: the events first, then what is left in the buffers (bounded), then the statistics */

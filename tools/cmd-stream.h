@@ -17,6 +17,8 @@
 
 #include <event-parse.h>
 
+#include "tracemap.h"
+
 struct tracefs_instance;
 struct tracemap_event;
 struct tracemap_stream;
@@ -78,7 +80,7 @@ struct output {
 	size_t evcap;
 	int err;		/* why the output ended: EPIPE (closed), ETIME, EINTR, or an error */
 	uint64_t unwritten;	/* events consumed but not written */
-	uint64_t deadline;	/* now_ns() after which a wait for room gives up; 0: none */
+	uint64_t deadline;	/* tracemap_now_ns() after which a wait for room gives up; 0: none */
 	uint64_t held_since;	/* when the oldest buffered byte came */
 	bool interrupted;	/* a signal came while waiting for room */
 	bool eager;		/* a terminal: written at once */
@@ -110,7 +112,7 @@ struct printer {
 	int comm_pid;			/* the task of the last event ... */
 	bool comm_known;		/* ... whose name the library knows */
 	unsigned int since_check;	/* events since the last look at the signalfd */
-	uint64_t until;			/* final drain: stop delivering at this now_ns() */
+	uint64_t until;			/* final drain: stop delivering at this tracemap_now_ns() */
 	int sfd;
 	bool stop;			/* a signal arrived during a round */
 	bool raw;
@@ -134,7 +136,6 @@ int printer_on_lost(void *ctx, int cpu, long long lost);
 
 /* -------------------------------------------------- stream-loop.c */
 
-uint64_t now_ns(void);
 
 /*
  * Whether a stop is waiting on the signalfd @sfd (and read it): a stop
@@ -157,7 +158,7 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 
 /*
  * After the stop: deliver what is still in the buffers for at most
- * DRAIN_READ_MS and write it within DRAIN_WRITE_MS of @stop_ns (now_ns() when
+ * DRAIN_READ_MS and write it within DRAIN_WRITE_MS of @stop_ns (tracemap_now_ns() when
  * the stop was noticed); a second signal on p->sfd ends both at once.
  * Returns true when it was cut short (deadline or signal) rather than finding
  * the buffers empty.

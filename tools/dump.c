@@ -59,7 +59,7 @@ int tool_dump(const char *instance, const char *cpumask, const char *path, uint6
 	d = tracemap_dump_take(instance, &o);
 	if (!d)
 		return -1;
-	t0 = now_ns();
+	t0 = tracemap_now_ns();
 	if (tool_out_open(&f, path, "-o")) {
 		tracemap_dump_free(d);
 		return -1;
@@ -75,7 +75,7 @@ int tool_dump(const char *instance, const char *cpumask, const char *path, uint6
 		tracemap_dump_free(d);
 		return -1;
 	}
-	report(to, what, path, d, now_ns() - t0, trigger_ns ? now_ns() - trigger_ns : 0);
+	report(to, what, path, d, tracemap_now_ns() - t0, trigger_ns ? tracemap_now_ns() - trigger_ns : 0);
 	tracemap_dump_free(d);
 	return 0;
 }

@@ -20,14 +20,6 @@
 #define DRAIN_WRITE_MS		700	/* ... and writing them, from the stop on */
 #define BUSY_CHECK_EVERY	256			/* busy-poll: rounds per signal check */
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 static bool stopping;
 
 void stop_begun(void)

@@ -90,7 +90,7 @@ static int wait_room(struct output *o)
 
 	for (;;) {
 		if (o->deadline) {
-			now = now_ns();
+			now = tracemap_now_ns();
 			if (now >= o->deadline)
 				return 0;
 			timeout = (int)((o->deadline - now + 999999) / 1000000);
@@ -167,7 +167,7 @@ static int append(struct output *o, const void *data, size_t len, bool event)
 	if (event)
 		o->ends[o->nev++] = o->len;
 	if (!o->held_since)
-		o->held_since = now_ns();
+		o->held_since = tracemap_now_ns();
 	return 0;
 }
 
@@ -202,7 +202,7 @@ int out_due(struct output *o, uint64_t max_ns)
 {
 	if (!o->len)
 		return 0;
-	if (!o->eager && now_ns() - o->held_since < max_ns)
+	if (!o->eager && tracemap_now_ns() - o->held_since < max_ns)
 		return 0;
 	return out_flush(o);
 }
@@ -214,7 +214,7 @@ int out_timeout(const struct output *o, uint64_t max_ns)
 	if (!o->len || o->eager)
 		return o->len ? 0 : -1;
 	due = o->held_since + max_ns;
-	now = now_ns();
+	now = tracemap_now_ns();
 	return now >= due ? 0 : (int)((due - now + 999999) / 1000000);
 }
 

@@ -133,7 +133,7 @@ int printer_on_event(void *ctx, const struct tracemap_event *ev)
 	 * The final drain's bound: what is not taken stays in the buffers, what
 	 * was taken (this event, the held rest: tracemap_cpu_stats()) is lost.
 	 */
-	if (p->until && now_ns() >= p->until) {
+	if (p->until && tracemap_now_ns() >= p->until) {
 		p->stop = true;
 		p->out->unwritten++;
 		return -EINTR;

@@ -227,13 +227,9 @@ static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
 	errno = e;
 }
 
-/* The library's last complaint, quoted in the one fallback warning. */
-static char lib_msg[512];
-
+/* quiet unless verbose: the one fallback warning quotes tracemap_last_error() */
 static void lib_print(void *ctx, enum tracemap_log_level level, const char *msg)
 {
-	if (level <= TRACEMAP_LOG_WARN)
-		snprintf(lib_msg, sizeof(lib_msg), "%s", msg);
 	if (opt.verbose)
 		say("libtracemap: %s", msg);
 }
@@ -653,7 +649,7 @@ EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, i
 	o.mode = opt.snapshot ? TRACEMAP_MODE_SNAPSHOT : TRACEMAP_MODE_CONSUME;
 	o.flags = TRACEMAP_CPU_NO_FALLBACK;
 	o.tracefs_dir = dir;
-	lib_msg[0] = '\0';
+	tracemap_clear_error();
 	t->c = tracemap_cpu_open(name, cpu, &o);
 	if (!t->c) {
 		e = errno;
@@ -662,12 +658,12 @@ EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, i
 			/* a consuming fallback would destroy what the user asked to keep */
 			say("%s: cannot map the ring buffer (%s): snapshot mode needs the mapping, "
 			    "nothing extracted; use mode=consume to read it through libtracefs",
-			    label, lib_msg[0] ? lib_msg : strerror(e));
+			    label, *tracemap_last_error() ? tracemap_last_error() : strerror(e));
 			errno = e;
 			return NULL;
 		}
 		snprintf(why, sizeof(why), "cannot map the ring buffer (%s)",
-			 lib_msg[0] ? lib_msg : strerror(e));
+			 *tracemap_last_error() ? tracemap_last_error() : strerror(e));
 		return fall_back(instance, cpu, nonblock, label, why);
 	}
 
@@ -801,14 +797,6 @@ static inline void set_busy(struct tcm *t, int v)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static bool partial_due(struct tcm *t)
 {
 	uint64_t since;
@@ -816,7 +804,7 @@ static bool partial_due(struct tcm *t)
 	if (!opt.max_age_ms)
 		return false;
 	since = tracemap_cpu_pending_since(t->c);
-	return since && now_ns() - since >= (uint64_t)opt.max_age_ms * 1000000;
+	return since && tracemap_now_ns() - since >= (uint64_t)opt.max_age_ms * 1000000;
 }
 
 /*
@@ -943,7 +931,7 @@ static int wait_input(struct tcm *t)
 		timeout = opt.max_age_ms;
 		since = tracemap_cpu_pending_since(t->c);
 		if (since) {
-			age = (now_ns() - since) / 1000000;
+			age = (tracemap_now_ns() - since) / 1000000;
 			timeout = age >= opt.max_age_ms ? 0 : (int)(opt.max_age_ms - age);
 		}
 	}
