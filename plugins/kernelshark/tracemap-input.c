@@ -63,14 +63,40 @@ const char *tmks_live_source(void)
 	return last_source;
 }
 
+/*
+ * A follow period in ms, as tracemap view --follow takes it: a whole number
+ * from 1 to 3600000 and nothing after it. Returns it, or -1.
+ */
+static int parse_follow_ms(const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > TMKS_FOLLOW_MS_MAX)
+		return -1;
+	return v;
+}
+
 int tmks_follow_ms(void)
 {
+	static bool env_said;
 	const char *env;
+	int ms;
 
 	if (last_follow_ms > 0)
 		return last_follow_ms;
 	env = getenv("TRACEMAP_FOLLOW_MS");
-	return env ? atoi(env) : 0;
+	if (!env || !*env)
+		return 0;
+	ms = parse_follow_ms(env);
+	if (ms < 0 && !env_said) {
+		env_said = true;
+		fprintf(stderr, "tracemap: TRACEMAP_FOLLOW_MS=%s is not a period in ms (1 to %d):"
+			" not following; fix or unset it\n", env, TMKS_FOLLOW_MS_MAX);
+	}
+	return ms < 0 ? 0 : ms;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -171,11 +197,28 @@ static int src_from_descriptor(const char *path, struct live_src *src)
 		val = trim(eq + 1);
 		key = trim(key);
 		if (!strcmp(key, "instance")) {
+			/* one name under instances/: ".." would open the top level */
+			if (strchr(val, '/') || !strcmp(val, ".") || !strcmp(val, "..") ||
+			    strlen(val) >= sizeof(src->instance)) {
+				fprintf(stderr, "tracemap: %s:%d: instance '%s' is not an instance"
+					" name (one name as under instances/, no '/', not . or ..;"
+					" leave it empty for the top-level buffer)\n",
+					path, lineno, val);
+				ret = -EINVAL;
+				break;
+			}
 			snprintf(src->instance, sizeof(src->instance), "%s", val);
 		} else if (!strcmp(key, "tracefs")) {
 			snprintf(tracefs, sizeof(tracefs), "%s", val);
 		} else if (!strcmp(key, "follow-ms")) {
-			src->follow_ms = atoi(val);
+			src->follow_ms = parse_follow_ms(val);
+			if (src->follow_ms < 0) {
+				fprintf(stderr, "tracemap: %s:%d: follow-ms '%s' is not a period in"
+					" ms: give a whole number from 1 to %d\n", path, lineno,
+					val, TMKS_FOLLOW_MS_MAX);
+				ret = -EINVAL;
+				break;
+			}
 		} else {
 			fprintf(stderr, "tracemap: %s:%d: unknown key '%s' (known: instance, tracefs,"
 				" follow-ms)\n", path, lineno, key);

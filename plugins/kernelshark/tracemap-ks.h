@@ -13,6 +13,8 @@ extern "C" {
 
 #define TMKS_HIDDEN __attribute__((visibility("hidden")))
 
+#define TMKS_FOLLOW_MS_MAX	3600000	/* as tracemap view --follow */
+
 /*
  * The path (instance directory, tracefs mount or descriptor file) of the
  * live buffer opened last, or NULL when none was: what a refresh reopens.
@@ -24,7 +26,8 @@ TMKS_HIDDEN unsigned long long tmks_live_events(void);
 
 /*
  * The follow period in ms asked for by the descriptor file opened last or,
- * failing that, by TRACEMAP_FOLLOW_MS in the environment; 0 when neither.
+ * failing that, by TRACEMAP_FOLLOW_MS in the environment (an invalid value
+ * is said once and ignored); 0 when neither.
  */
 TMKS_HIDDEN int tmks_follow_ms(void);
 
