@@ -238,7 +238,7 @@ int cmd_view(int argc, char **argv)
 	if (pid < 0)
 		goto out;
 	fprintf(stderr, "tracemap: KernelShark shows the live buffer of %s%s (Tools -> tracemap:"
-		" refresh now, follow, stop following)%s\n", private ? "the private instance " :
+		" refresh now, follow, tail mode, stop following)%s\n", private ? "the private instance " :
 		"instance ", iname, private ? "; it is removed when KernelShark exits" : "");
 	ret = wait_kernelshark(pid, sfd);
 out:

@@ -115,7 +115,7 @@ static const char usage_text[] =
 "  --top                the top-level buffer\n"
 "\n"
 "view: KernelShark on the live buffer of the instance, nothing consumed\n"
-"(Tools -> tracemap: refresh now, follow, stop following).\n"
+"(Tools -> tracemap: refresh now, follow, tail mode, stop following).\n"
 "  -B instance          an existing instance; default: a private instance\n"
 "                       tracemap-view-<pid>, removed when KernelShark exits\n"
 "  -e system[:event]    enable these events while KernelShark runs\n"

@@ -39,7 +39,7 @@ $(KSP_CXX_OBJ): plugins/kernelshark/tracemap-menu.cpp plugins/kernelshark/tracem
 # $(call ksp_link,rpath flags)
 ksp_link = $(CXX) $(CXXFLAGS) $(LDFLAGS) $(1) -shared \
 	-Wl,--version-script=plugins/kernelshark/plugin-tracemap.map -Wl,-z,defs -Wl,--as-needed \
-	-o $@ $(KSP_C_OBJ) $(KSP_CXX_OBJ) -lkshark -lkshark-gui $(QT5_LIBS) $(LIB_LINK)
+	-o $@ $(KSP_C_OBJ) $(KSP_CXX_OBJ) -lkshark $(QT5_LIBS) $(LIB_LINK)
 
 $(KSP_SO): $(KSP_C_OBJ) $(KSP_CXX_OBJ) $(LIB_SO) plugins/kernelshark/plugin-tracemap.map
 	@mkdir -p $(dir $@)

@@ -8,13 +8,13 @@
  * NAME.tracemap (for File -> Open, whose dialog cannot pick a directory).
  * Opening one copies every CPU's buffer with libtracemap's dump
  * (tracemap_dump_take(), nothing consumed), writes it as a trace.dat image
- * into a memory file (tracemap_dump_rewrite(), over the last image when
- * nobody reads that any more) and hands that to KernelShark's
- * own trace.dat input, kshark_tep_init_input(); the stream is then marked
- * "tep data", so event names, the info column, tasks, the sched_events and
- * missed_events plugins, filters and search work exactly as for a trace.dat
- * of the same data. Reopening the same path takes a fresh copy: that is how
- * the menu part (tracemap-menu.cpp) refreshes the view.
+ * into a memory file (tracemap_dump_rewrite(), over an image nobody reads
+ * any more) and hands that to KernelShark's own trace.dat input,
+ * kshark_tep_init_input(); the stream is then marked "tep data", so event
+ * names, the info column, tasks, the sched_events and missed_events plugins,
+ * filters and search work exactly as for a trace.dat of the same data. The
+ * menu part (tracemap-menu.cpp) refreshes by taking a copy in its own thread
+ * (tmks_image_take()) and swapping it into the stream shown.
  *
  * Return values follow KernelShark's input interface: the initializer
  * returns 0 or a negative errno; check returns true for the paths we take.
@@ -22,6 +22,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,11 +52,11 @@ struct live_src {
 
 static char *last_source;
 static int last_follow_ms;
-static unsigned long long last_events;
+static struct tmks_counts last_counts;
 
-unsigned long long tmks_live_events(void)
+void tmks_live_counts(struct tmks_counts *c)
 {
-	return last_events;
+	*c = last_counts;
 }
 
 const char *tmks_live_source(void)
@@ -267,12 +268,14 @@ bool KSHARK_INPUT_CHECK(const char *file)
 }
 
 /*
- * The memory file of the last image. A refresh writes the new image over it
- * (tracemap_dump_rewrite()) when nobody reads the old one any more: KernelShark
- * closes a stream before it opens the file again, and then the file's pages
- * need not be allocated, zeroed and freed once more.
+ * The memory files of the images. A refresh writes its image over one that
+ * nobody reads any more (tracemap_dump_rewrite()): then the file's pages
+ * need not be allocated, zeroed and freed once more. Two, because the menu
+ * part takes the next image while the stream still reads the last one.
  */
-static int image_fd = -1;
+#define NR_IMAGES	2
+static int image_fds[NR_IMAGES] = { -1, -1 };
+static pthread_mutex_t image_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
  * Whether a stream still reads the image in @fd: KernelShark's trace.dat
@@ -328,11 +331,45 @@ static bool image_in_use(int fd, off_t *mapped_end)
 }
 
 /*
- * Copy the live buffer and write it as a trace.dat image into a memory file
- * (the one of the last image when nobody reads that any more); the events
- * copied go to @events. Returns its descriptor (image_fd), or -errno.
+ * A memory file nobody reads: one of image_fds[] whose image no stream
+ * reads (the one shown stays for the next refresh), else a new one in a
+ * free slot, else in place of one a stream still reads (that stream keeps
+ * its own descriptor). *@mapped_end: see image_in_use(). Under image_lock.
  */
-static int snapshot_image(const struct live_src *src, unsigned long long *events)
+static int image_file(off_t *mapped_end)
+{
+	int i;
+
+	for (i = 0; i < NR_IMAGES; i++)
+		if (image_fds[i] >= 0 && !image_in_use(image_fds[i], mapped_end))
+			return image_fds[i];
+	for (i = 0; i < NR_IMAGES && image_fds[i] >= 0; i++)
+		;
+	if (i == NR_IMAGES) {
+		i = 0;
+		close(image_fds[i]);
+	}
+	*mapped_end = 0;
+	image_fds[i] = memfd_create("tracemap-live.dat", MFD_CLOEXEC);
+	return image_fds[i] < 0 ? -errno : image_fds[i];
+}
+
+/* Forget @fd as an image file (it is closed by the caller). */
+static void image_drop(int fd)
+{
+	int i;
+
+	for (i = 0; i < NR_IMAGES; i++)
+		if (image_fds[i] == fd)
+			image_fds[i] = -1;
+}
+
+/*
+ * Copy the live buffer and write it as a trace.dat image into a memory
+ * file; the counts of the copy go to @counts. Returns the file's
+ * descriptor (one of image_fds[]), or -errno.
+ */
+static int snapshot_image(const struct live_src *src, struct tmks_counts *counts)
 {
 	struct tracemap_dump_cpu_stats st = { 0 };
 	struct tracemap_dump_opts opts = {
@@ -344,7 +381,7 @@ static int snapshot_image(const struct live_src *src, unsigned long long *events
 	struct tracemap_dump *d;
 	off_t mapped_end = 0;
 	struct stat fst;
-	int ret;
+	int fd, ret;
 
 	d = tracemap_dump_take(src->top ? NULL : src->instance, &opts);
 	if (!d) {
@@ -354,35 +391,58 @@ static int snapshot_image(const struct live_src *src, unsigned long long *events
 			src->top ? src->tracefs : src->instance, strerror(errno));
 		return ret;
 	}
-	if (image_fd >= 0 && image_in_use(image_fd, &mapped_end)) {
-		/* the stream of the old image keeps its own descriptor */
-		close(image_fd);
-		image_fd = -1;
-		mapped_end = 0;
+	pthread_mutex_lock(&image_lock);
+	fd = image_file(&mapped_end);
+	if (fd < 0) {
+		ret = fd;
+		fprintf(stderr, "tracemap: memfd_create: %s\n", strerror(-ret));
+		goto out;
 	}
-	if (image_fd < 0)
-		image_fd = memfd_create("tracemap-live.dat", MFD_CLOEXEC);
-	if (image_fd < 0) {
-		ret = -errno;
-		fprintf(stderr, "tracemap: memfd_create: %s\n", strerror(errno));
-		tracemap_dump_free(d);
-		return ret;
-	}
-	ret = tracemap_dump_rewrite(d, image_fd);
+	ret = tracemap_dump_rewrite(d, fd);
 	/* pages still mapped stay inside the file; readers ignore what follows the image */
-	if (!ret && !fstat(image_fd, &fst) && fst.st_size < mapped_end &&
-	    ftruncate(image_fd, mapped_end))
+	if (!ret && !fstat(fd, &fst) && fst.st_size < mapped_end && ftruncate(fd, mapped_end))
 		ret = -errno;
-	if (!tracemap_dump_stats(d, -1, &st, sizeof(st)))
-		*events = st.events;
-	tracemap_dump_free(d);
 	if (ret < 0) {
 		fprintf(stderr, "tracemap: writing the trace.dat image failed: %s\n", strerror(-ret));
-		close(image_fd);
-		image_fd = -1;
-		return ret;
+		image_drop(fd);
+		close(fd);
+		goto out;
 	}
-	return image_fd;
+	memset(counts, 0, sizeof(*counts));
+	if (!tracemap_dump_stats(d, -1, &st, sizeof(st))) {
+		counts->events = st.events;
+		counts->lost = st.lost;
+		counts->lost_gaps = st.lost_gaps;
+		counts->first_ts = st.first_ts;
+		counts->last_ts = st.last_ts;
+	}
+	ret = fd;
+out:
+	pthread_mutex_unlock(&image_lock);
+	tracemap_dump_free(d);
+	return ret;
+}
+
+int tmks_image_take(const char *path, struct tmks_image *img)
+{
+	struct live_src src;
+	int ret;
+
+	img->fd = -1;
+	ret = src_parse(path, &src);
+	if (ret)
+		return ret;
+	ret = snapshot_image(&src, &img->counts);
+	if (ret < 0)
+		return ret;
+	img->fd = ret;
+	snprintf(img->path, sizeof(img->path), "%s", path);
+	return 0;
+}
+
+void tmks_image_shown(const struct tmks_image *img)
+{
+	last_counts = img->counts;
 }
 
 /*
@@ -394,7 +454,7 @@ static int snapshot_image(const struct live_src *src, unsigned long long *events
 int KSHARK_INPUT_INITIALIZER(struct kshark_data_stream *stream)
 {
 	char image[64], *live = stream->file, *copy;
-	unsigned long long events = 0;
+	struct tmks_counts counts;
 	struct live_src src;
 	int fd, ret;
 
@@ -404,7 +464,7 @@ int KSHARK_INPUT_INITIALIZER(struct kshark_data_stream *stream)
 	copy = strdup(live);
 	if (!copy)
 		return -ENOMEM;
-	fd = snapshot_image(&src, &events);
+	fd = snapshot_image(&src, &counts);
 	if (fd < 0) {
 		free(copy);
 		return fd;
@@ -426,7 +486,7 @@ int KSHARK_INPUT_INITIALIZER(struct kshark_data_stream *stream)
 	free(last_source);
 	last_source = copy;
 	last_follow_ms = src.follow_ms;
-	last_events = events;
+	last_counts = counts;
 	tmks_opened();
 	return 0;
 }

@@ -13,7 +13,26 @@ extern "C" {
 
 #define TMKS_HIDDEN __attribute__((visibility("hidden")))
 
+#include <limits.h>
+
 #define TMKS_FOLLOW_MS_MAX	3600000	/* as tracemap view --follow */
+
+/* What a copy of the live buffer holds (tracemap_dump_cpu_stats, all CPUs). */
+struct tmks_counts {
+	unsigned long long events;
+	unsigned long long lost;	/* events marked lost with their count */
+	unsigned long long lost_gaps;	/* places marked lost without a count */
+	unsigned long long first_ts, last_ts;	/* oldest and newest event, trace clock ns */
+};
+
+/* A copy of a live buffer written as a trace.dat image into a memory file. */
+struct tmks_image {
+	int fd;				/* -1: none */
+	struct tmks_counts counts;
+	char path[PATH_MAX];		/* the live path it was taken for */
+	long long copy_ns;		/* time the copy and the image took */
+	long long open_ns;		/* time KernelShark's reader took to open it */
+};
 
 /*
  * The path (instance directory, tracefs mount or descriptor file) of the
@@ -21,8 +40,8 @@ extern "C" {
  */
 TMKS_HIDDEN const char *tmks_live_source(void);
 
-/* The number of events in the copy opened last. */
-TMKS_HIDDEN unsigned long long tmks_live_events(void);
+/* The counts of the copy opened last. */
+TMKS_HIDDEN void tmks_live_counts(struct tmks_counts *c);
 
 /*
  * The follow period in ms asked for by the descriptor file opened last or,
@@ -30,6 +49,15 @@ TMKS_HIDDEN unsigned long long tmks_live_events(void);
  * is said once and ignored); 0 when neither.
  */
 TMKS_HIDDEN int tmks_follow_ms(void);
+
+/*
+ * Copy the live buffer @path names into an image (any thread; one at a
+ * time). Returns 0, or -errno with the reason printed.
+ */
+TMKS_HIDDEN int tmks_image_take(const char *path, struct tmks_image *img);
+
+/* The stream of img->path shows @img now (tmks_live_counts() says so). */
+TMKS_HIDDEN void tmks_image_shown(const struct tmks_image *img);
 
 /*
  * The input part opened a live buffer (from any thread: KernelShark loads in

@@ -15,6 +15,19 @@ with python3-pil; PIL cannot read xwd, so its ZPixmap is decoded here).
         color_list C,...   those drawn over at least 50 pixels, as RRGGBB
         table_rows N       text lines of the lower half (the table)
         colored_hash H     a hash of the saturated pixels of the graph area
+        marker_a X         the column of marker A's line (dark green, 008000)
+                           across the graph, -1 when none is drawn
+        selected_row Y     the top of the table row drawn in marker A's
+                           colour (the selected row) in the window, -1
+                           when none
+        table_hash H       a hash of the table's rows (scroll bars left out)
+        marks_hash H       a hash of the marker row of the tool bar (the
+                           times of markers A and B and their delta)
+        axis_hash H        a hash of the time axis' labels above the plots
+                           (the visible range)
+  ks-shot.py close WIN
+      ask window WIN to close, as a window manager's close button does
+      (WM_DELETE_WINDOW)
 """
 import hashlib
 import struct
@@ -90,6 +103,66 @@ def check(img, x, y, w, h):
                                         if n >= 50)))
     print('table_rows', lines)
     print('colored_hash', digest.hexdigest()[:16])
+    # marker A: KernelShark draws it as a vertical line of Qt::darkGreen
+    # through every plot (40 pixels or more), and colours the selected table row with it
+    mark = (0, 128, 0)
+    tall = 40
+    marker = -1
+    for xx in range(graph[0], graph[2]):
+        if sum(1 for yy in range(graph[1], graph[3]) if px[xx, yy] == mark) >= tall:
+            marker = xx
+            break
+    selected = -1
+    for yy in range(graph[1], h):
+        if sum(1 for xx in range(0, w, 4) if px[xx, yy] == mark) >= w // 8:
+            selected = yy
+            break
+    print('marker_a', marker)
+    print('selected_row', selected)
+    # without the scroll bars, whose handles shrink as rows are added
+    rows_area = (table[0], table[1], table[2] - 30, table[3] - 30)
+    print('table_hash', hashlib.sha1(img.crop(rows_area).tobytes()).hexdigest()[:16])
+    print('marks_hash', hashlib.sha1(img.crop((0, 60, w, 84)).tobytes()).hexdigest()[:16])
+    print('axis_hash', hashlib.sha1(img.crop((0, 95, w, 122)).tobytes()).hexdigest()[:16])
+
+
+def close(win):
+    """Send WM_DELETE_WINDOW to window WIN (libX11 through ctypes)."""
+    import ctypes
+    import ctypes.util
+
+    class ClientMessage(ctypes.Structure):
+        _fields_ = [('type', ctypes.c_int), ('serial', ctypes.c_ulong),
+                    ('send_event', ctypes.c_int), ('display', ctypes.c_void_p),
+                    ('window', ctypes.c_ulong), ('message_type', ctypes.c_ulong),
+                    ('format', ctypes.c_int), ('data', ctypes.c_long * 5)]
+
+    class XEvent(ctypes.Union):
+        _fields_ = [('xclient', ClientMessage), ('pad', ctypes.c_long * 24)]
+
+    x = ctypes.CDLL(ctypes.util.find_library('X11'))
+    x.XOpenDisplay.restype = ctypes.c_void_p
+    x.XOpenDisplay.argtypes = [ctypes.c_char_p]
+    x.XInternAtom.restype = ctypes.c_ulong
+    x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+    x.XSendEvent.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_int, ctypes.c_long,
+                             ctypes.POINTER(XEvent)]
+    x.XFlush.argtypes = [ctypes.c_void_p]
+    x.XCloseDisplay.argtypes = [ctypes.c_void_p]
+    dpy = x.XOpenDisplay(None)
+    if not dpy:
+        sys.exit('ks-shot: cannot open the display')
+    ev = XEvent()
+    ev.xclient.type = 33    # ClientMessage
+    ev.xclient.window = win
+    ev.xclient.message_type = x.XInternAtom(dpy, b'WM_PROTOCOLS', 0)
+    ev.xclient.format = 32
+    ev.xclient.data[0] = x.XInternAtom(dpy, b'WM_DELETE_WINDOW', 0)
+    ev.xclient.data[1] = 0  # CurrentTime
+    if not x.XSendEvent(dpy, win, 0, 0, ctypes.byref(ev)):
+        sys.exit('ks-shot: XSendEvent failed')
+    x.XFlush(dpy)
+    x.XCloseDisplay(dpy)
 
 
 def main():
@@ -99,6 +172,8 @@ def main():
             x, y, w, h = map(int, sys.argv[4:8])
             img = img.crop((x, y, x + w, y + h))
         img.save(sys.argv[3])
+    elif len(sys.argv) == 3 and sys.argv[1] == 'close':
+        close(int(sys.argv[2], 0))
     elif len(sys.argv) == 7 and sys.argv[1] == 'check':
         check(load(sys.argv[2]), *map(int, sys.argv[3:7]))
     else:
