@@ -6,6 +6,7 @@
 #   make                 library, tool and the optional parts found (see below)
 #   make test            build with the tests and run them: installs nothing
 #   make check           install missing packages, mount tracefs, then make test with -Werror
+#   make check-kernels   the kernel tests on Debian 12's 6.1 and 6.12 (QEMU) and this kernel
 #   make bench           benchmarks (not tests)
 #   make run             the README's main job: tracemap stream on a private instance
 #   make doc             man pages (asciidoc + xmlto or asciidoctor)

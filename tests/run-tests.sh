@@ -4,6 +4,8 @@
 # anything else fails. Prints a summary and exits non-zero on any failure.
 #
 #   tests/run-tests.sh [prog...]     TEST_TIMEOUT=seconds (default 300)
+#                                    TEST_TIMEOUT_SCALE=N: every timeout times N
+#                                    (a slower machine: QEMU's TCG, check-kernels)
 #
 # A test may name its own timeout in a line "# timeout: N" (scripts) or
 # "/* timeout: N */" (C sources next to the binary's name in tests/).
@@ -109,6 +111,7 @@ for t in "$@"; do
 		mark=$(sed -n 's/.*timing-sensitive:[[:space:]]*\(.*[^[:space:]*/]\).*/\1/p' "$src" | head -1)
 		grep -qE "$EXACT_HELPERS" "$src" && exact=1
 	fi
+	to=$((to * ${TEST_TIMEOUT_SCALE:-1}))
 	[ $dmesg_ok = 1 ] && since=$(dmesg_last)
 	start=$(date +%s)
 	run_one "$log"

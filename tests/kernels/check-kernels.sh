@@ -1,0 +1,223 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# make check-kernels: the kernel-facing tests of this tree on Debian 12's
+# kernels, each booted under QEMU, and on the running kernel natively; one
+# table kernel x test at the end, with the wall time.
+#
+# Each guest shares the host's root read-only over 9p under a tmpfs overlay
+# (tests/kernels/guest-init.sh), so it runs the binaries of this tree with
+# the host's programs; whatever it writes dies with it. The kernel packages
+# come from Debian's archive through apt-get download and are kept in
+# KM_CACHE (build/kernels: `make clean`, or `rm -rf build/kernels`).
+#
+#   KM_KERNELS="pkg ..."   Debian packages to boot (default: the newest
+#                          linux-image-6.1.0-N-amd64 and linux-image-6.12.N+deb12-amd64);
+#                          "native" names the running kernel
+#   KM_TESTS="t ..."       tests (default: the kernel-facing ones, see below)
+#   KM_TIMEOUT_SCALE=N     tests' timeouts times N in a guest (default 4
+#                          under TCG, 1 with KVM)
+#   KM_GUEST_TIMEOUT=s     the bound of one guest's whole run (default 5400)
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+TREE=$(pwd)
+CACHE=${KM_CACHE:-$TREE/build/kernels}
+start=$(date +%s)
+
+die() {
+	echo "check-kernels: $*" >&2
+	exit 1
+}
+
+# the host's tools, from Debian packages: qemu, a static busybox for /init,
+# cpio for the initramfs, modinfo for the modules' dependencies
+need=
+for t in qemu-system-x86_64:qemu-system-x86 busybox:busybox-static cpio:cpio modinfo:kmod \
+	 xz:xz-utils dpkg-deb:dpkg; do
+	command -v "${t%%:*}" > /dev/null 2>&1 || need="$need ${t#*:}"
+done
+if [ -n "$need" ]; then
+	echo "check-kernels: installing$need (Debian packages)"
+	apt-get install -y -q --no-install-recommends $need > /dev/null ||
+		die "could not install$need: run 'apt-get install$need' as root"
+fi
+file -L "$(command -v busybox)" 2>/dev/null | grep -q 'statically linked' ||
+	[ -x /bin/busybox ] || die "busybox must be the static one: apt-get install busybox-static"
+
+mkdir -p "$CACHE" || die "cannot create the cache $CACHE"
+
+# Debian's current 6.1 and 6.12 kernels of bookworm's archive
+newest() {
+	apt-cache search --names-only "$1" | awk '{print $1}' | grep -E "$1" | sort -V | tail -1
+}
+if [ -z "${KM_KERNELS:-}" ]; then
+	apt-get update -q > "$CACHE/apt-update.log" 2>&1 ||
+		echo "check-kernels: apt-get update failed (see $CACHE/apt-update.log): using the lists as they are"
+	k61=$(newest '^linux-image-6\.1\.0-[0-9]+-amd64$')
+	k612=$(newest '^linux-image-6\.12\.[0-9]+\+deb12-amd64$')
+	[ -n "$k61" ] && [ -n "$k612" ] ||
+		die "no linux-image-6.1.0-N-amd64 or linux-image-6.12.N+deb12-amd64 in apt's lists: check /etc/apt/sources.list(.d) names bookworm and bookworm-security"
+	KM_KERNELS="$k61 $k612 native"
+fi
+
+# the kernel-facing tests (not the unit tests, fuzzers, sanitizer builds,
+# nor the tool's option parsing and the install check, which no kernel changes)
+if [ -z "${KM_TESTS:-}" ]; then
+	KM_TESTS=$(ls build/tests/kernel/test-* 2>/dev/null | grep -v -- '-san$')
+	for t in tests/tools/*.sh tests/plugins/*.sh tests/python/test_*.py; do
+		case $t in
+		*/tool-help.sh|*/tool-args.sh|*/test-runner.sh|*/lib-install.sh) ;;
+		*) KM_TESTS="$KM_TESTS $t" ;;
+		esac
+	done
+fi
+[ -x build/tracemap ] || die "the tree is not built: run 'make all check-build' first"
+
+accel=tcg
+scale=${KM_TIMEOUT_SCALE:-4}
+if [ -w /dev/kvm ]; then
+	accel=kvm
+	scale=${KM_TIMEOUT_SCALE:-1}
+fi
+
+# fetch and unpack one kernel package; prints the unpacked directory
+fetch() {
+	pkg=$1
+	dir=$CACHE/$pkg
+	[ -f "$dir/.unpacked" ] && { echo "$dir"; return 0; }
+	deb=$(ls "$CACHE/${pkg}_"*.deb 2>/dev/null | tail -1)
+	if [ -z "$deb" ]; then
+		(cd "$CACHE" && apt-get download -q -o APT::Sandbox::User=root "$pkg") > "$CACHE/$pkg.download.log" 2>&1 ||
+			{ echo "check-kernels: apt-get download $pkg failed:" >&2; cat "$CACHE/$pkg.download.log" >&2; return 1; }
+		deb=$(ls "$CACHE/${pkg}_"*.deb | tail -1)
+	fi
+	rm -rf "$dir" && mkdir -p "$dir" && dpkg-deb -x "$deb" "$dir" || return 1
+	touch "$dir/.unpacked"
+	echo "$dir"
+}
+
+# the modules the guest needs, each after the ones it depends on (modinfo
+# reads them; none is needed when the kernel has it built in)
+MODS="virtio virtio_ring virtio_pci netfs 9pnet 9pnet_virtio 9p overlay"
+modfile() {
+	find "$moddir/kernel" -name "$1.ko" -o -name "$1.ko.xz" -o -name "$1.ko.zst" \
+		-o -name "$(echo "$1" | tr _ -).ko*" | head -1
+}
+add_mod() {
+	case " $order " in *" $1 "*) return 0 ;; esac
+	[ -n "$(modfile "$1")" ] || return 0
+	# sh has no locals: the file is looked up again after the recursion
+	for d in $(modinfo -F depends "$(modfile "$1")" | tr , ' '); do
+		add_mod "$d"
+	done
+	f=$(modfile "$1")
+	case $f in
+	*.xz) xz -dc "$f" > "$initdir/modules/$1.ko" ;;
+	*.zst) zstd -qdc "$f" > "$initdir/modules/$1.ko" ;;
+	*) cp "$f" "$initdir/modules/$1.ko" ;;
+	esac
+	order="$order $1"
+}
+
+# the initramfs of one run: busybox, /init, the modules and the job
+mkinitrd() {
+	kdir=$1 out=$2
+	initdir=$CACHE/initrd.$$
+	rm -rf "$initdir"
+	mkdir -p "$initdir/bin" "$initdir/modules" "$initdir/proc" "$initdir/sys" "$initdir/dev"
+	cp "$(command -v busybox)" "$initdir/bin/busybox"
+	ln -s busybox "$initdir/bin/sh"
+	cp tests/kernels/guest-init.sh "$initdir/init"
+	chmod 755 "$initdir/init"
+	moddir=$(ls -d "$kdir"/lib/modules/* | head -1)
+	order=
+	for m in $MODS; do
+		add_mod "$m"
+	done
+	echo "$order" > "$initdir/modules.order"
+	cat > "$initdir/job" <<-EOF
+	KM_TAG=km-root
+	KM_DIR='$TREE'
+	KM_TESTS='$(echo $KM_TESTS)'
+	KM_TIMEOUT_SCALE=$scale
+	EOF
+	(cd "$initdir" && find . | cpio -o -H newc --quiet) > "$out" || return 1
+	rm -rf "$initdir"
+}
+
+# results of run-tests.sh's lines, one "test<TAB>status<TAB>reason" per test
+parse() {
+	sed -n 's/\r$//; s/^PASS  \([^ ]*\) .*/\1	pass	/p
+		s/^SKIP  \([^:]*\): *\(.*\)/\1	skip	\2/p
+		s/^FAIL  \([^ :]*\)[ :]*\(.*\)/\1	fail	\2/p' "$1"
+}
+
+RES=$CACHE/results
+rm -rf "$RES"
+mkdir -p "$RES"
+cols=
+for k in $KM_KERNELS; do
+	if [ "$k" = native ]; then
+		name=$(uname -r)
+		echo "== $name (native)"
+		t0=$(date +%s)
+		TEST_LOGDIR=$RES/logs-native sh tests/run-tests.sh $KM_TESTS > "$RES/$name.out" 2>&1
+		echo "   $(tail -1 "$RES/$name.out") in $(( $(date +%s) - t0 )) s"
+		parse "$RES/$name.out" > "$RES/$name.tsv"
+		cols="$cols $name"
+		continue
+	fi
+	kdir=$(fetch "$k") || die "could not fetch $k"
+	kver=$(ls "$kdir/lib/modules" | head -1)
+	name=$kver
+	echo "== $name (QEMU, $accel, 2 vCPUs)"
+	mkinitrd "$kdir" "$CACHE/$name.initrd" || die "could not build the initramfs of $name"
+	t0=$(date +%s)
+	rm -f "$RES/$name.console" "$RES/$name.out"
+	timeout -k 10 "${KM_GUEST_TIMEOUT:-5400}" qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m 3072 \
+		-nodefaults -display none -no-reboot \
+		-kernel "$kdir/boot/vmlinuz-$kver" -initrd "$CACHE/$name.initrd" \
+		-append "console=ttyS0 panic=-1 quiet no_timer_check" \
+		-serial "file:$RES/$name.console" -serial "file:$RES/$name.out" \
+		-virtfs local,path=/,mount_tag=km-root,security_model=none,readonly=on,multidevs=remap
+	qrc=$?
+	rm -f "$CACHE/$name.initrd"
+	secs=$(( $(date +%s) - t0 ))
+	boot=$(sed -n 's/^KM-BOOTED //p' "$RES/$name.out" | tr -d '\r')
+	if grep -q '^KM-ERROR' "$RES/$name.out"; then
+		echo "   the guest failed: $(grep '^KM-ERROR' "$RES/$name.out")"
+	elif ! grep -q '^KM-EXIT' "$RES/$name.out"; then
+		echo "   the guest did not finish (qemu exit $qrc after $secs s); its console: $RES/$name.console"
+		grep -m1 -A3 'Kernel panic' "$RES/$name.console" | sed 's/^/   | /'
+	fi
+	echo "   $(tail -2 "$RES/$name.out" | grep passed) in $secs s (booted in ${boot:-?} s)"
+	parse "$RES/$name.out" > "$RES/$name.tsv"
+	cols="$cols $name"
+done
+
+# one row per test, one column per kernel; the reasons of skips and
+# failures below the table
+echo
+printf '| test |'
+for c in $cols; do printf ' %s |' "$c"; done
+printf '\n|---|'
+for c in $cols; do printf -- '---|'; done
+echo
+for t in $KM_TESTS; do
+	printf '| %s |' "$(echo "$t" | sed 's|^build/||')"
+	for c in $cols; do
+		s=$(awk -F'\t' -v t="$t" '$1 == t { print $2 }' "$RES/$c.tsv")
+		printf ' %s |' "${s:-not run}"
+	done
+	echo
+done
+echo
+bad=0
+for c in $cols; do
+	awk -F'\t' -v c="$c" '$2 != "pass" { printf "%s: %s %s: %s\n", c, $2, $1, $3 }' "$RES/$c.tsv"
+	for t in $KM_TESTS; do
+		grep -q "^$t	" "$RES/$c.tsv" || { echo "$c: not run $t"; bad=1; }
+	done
+	grep -q '	fail	' "$RES/$c.tsv" && bad=1
+done
+echo "wall time: $(( $(date +%s) - start )) s"
+exit $bad

@@ -1,0 +1,11 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Runs in a guest of tests/kernels/check-kernels.sh, chrooted into the
+# overlay of the host's root: the kernel-facing tests of the tree, through
+# tests/run-tests.sh, whose PASS/FAIL/SKIP lines the host reads back.
+. "$1"
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root
+cd "$KM_DIR" || exit 1
+echo "KM-KERNEL $(uname -r)"
+echo "KM-BOOTED $(cut -d' ' -f1 /proc/uptime)"
+TEST_LOGDIR=/tmp/km-logs TEST_TIMEOUT_SCALE=$KM_TIMEOUT_SCALE sh tests/run-tests.sh $KM_TESTS
