@@ -26,8 +26,12 @@ const char *th_instance_create(const char *tag, int buffer_kb, int subbuf_kb)
 	return ti_instance_create(tag, buffer_kb, subbuf_kb);
 }
 
-void th_require_mmap(void)
+/* -1 not probed yet, 0 no, 1 yes */
+static int have_mmap = -1;
+
+static const char *probe_mmap(void)
 {
+	static char why[160];
 	const char *inst;
 	char path[512];
 	void *p;
@@ -46,17 +50,41 @@ void th_require_mmap(void)
 	ti_path(path, sizeof(path), inst, "per_cpu/cpu0/trace_pipe_raw");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	p = fd < 0 ? MAP_FAILED : mmap(NULL, getpagesize(), PROT_READ, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED) {
-		printf("SKIP: this kernel cannot map trace_pipe_raw (%s): Linux 6.10 or later "
-		       "is needed\n", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		th_instance_remove(inst);
+	have_mmap = p != MAP_FAILED;
+	if (!have_mmap)
+		snprintf(why, sizeof(why), "this kernel cannot map trace_pipe_raw (%s): "
+			 "Linux 6.10 or later is needed", strerror(errno));
+	else
+		munmap(p, getpagesize());
+	if (fd >= 0)
+		close(fd);
+	th_instance_remove(inst);
+	return have_mmap ? NULL : why;
+}
+
+void th_require_mmap(void)
+{
+	const char *why = probe_mmap();
+
+	if (why) {
+		printf("SKIP: %s\n", why);
 		exit(TEST_SKIP);
 	}
-	munmap(p, getpagesize());
-	close(fd);
-	th_instance_remove(inst);
+}
+
+void th_require_tracefs(void)
+{
+	const char *why = probe_mmap();
+
+	if (why)
+		printf("note: %s: the cases of the mapping skip\n", why);
+}
+
+bool th_have_mmap(void)
+{
+	if (have_mmap < 0)
+		probe_mmap();
+	return have_mmap;
 }
 
 void th_pin(int cpu)
@@ -377,7 +405,15 @@ void th_fixture_drop(struct th_fixture *f)
 
 void th_fixture_new(struct th_fixture *f, int buffer_kb, int subbuf_kb)
 {
+	char path[512];
+
 	th_fixture_drop(f);
+	/* buffer_subbuf_size_kb came with Linux 6.8 */
+	snprintf(path, sizeof(path), "%s/buffer_subbuf_size_kb", th_tracefs());
+	if (subbuf_kb > 4 && access(path, F_OK)) {
+		printf("skip: no %s (Linux 6.8 or later): no %d KiB sub-buffers\n", path, subbuf_kb);
+		skip();
+	}
 	f->inst = th_instance_create(f->tag, buffer_kb, subbuf_kb);
 	assert_non_null(f->inst);
 	f->marker = th_marker_open(f->inst, 0);
@@ -391,6 +427,10 @@ struct tracemap_cpu *th_fixture_open(struct th_fixture *f, int cpu, enum tracema
 	struct tracemap_cpu *c;
 	int i;
 
+	if (!(flags & TRACEMAP_CPU_FORCE_READ) && !th_have_mmap()) {
+		printf("skip: the mapping is needed (Linux 6.10 or later)\n");
+		skip();
+	}
 	c = tracemap_cpu_open(f->inst, cpu, &o);
 	assert_non_null(c);
 	for (i = 0; i < TH_MAX_READERS && f->rd[i]; i++)

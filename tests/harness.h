@@ -34,6 +34,15 @@ static inline const char *th_tracefs(void)
 void th_require_mmap(void);
 
 /*
+ * For a program whose read() cases run without the mapping: exit 77 only
+ * without tracefs; th_fixture_open() then skips the cases that need the
+ * mapping and th_fixture_new() those of sub-buffers over 4 KiB where the
+ * kernel cannot size them. th_have_mmap() tells the others.
+ */
+void th_require_tracefs(void);
+bool th_have_mmap(void);
+
+/*
  * ti_instance_create() (instance "tmtest-<tag>-<pid>-<n>"), which also
  * removes it when the test crashes or times out: on SIGSEGV, SIGABRT,
  * SIGBUS and SIGALRM besides exit, SIGINT, SIGTERM and SIGHUP.

@@ -259,6 +259,9 @@ const char *ti_instance_create(const char *tag, int buffer_kb, int subbuf_kb)
 			continue;
 		snprintf(val, sizeof(val), "%d", set[k].kb);
 		ret = ti_instance_write(name, set[k].file, val);
+		/* before Linux 6.8 every sub-buffer is one 4 KiB page, without the file */
+		if (ret == -ENOENT && k == 0 && set[k].kb == 4)
+			ret = 0;
 		if (ret)
 			goto fail;
 	}

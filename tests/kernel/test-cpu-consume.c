@@ -674,6 +674,6 @@ int main(void)
 		T("reset read 8k pages", test_reset, P(READ, 8, API_PAGES)),
 	};
 
-	th_require_mmap();
+	th_require_tracefs();
 	return cmocka_run_group_tests_name("cpu consume", tests, measure_record, teardown);
 }

@@ -230,7 +230,7 @@ int main(void)
 	};
 	char path[512];
 
-	th_require_mmap();
+	th_require_tracefs();
 	th_save_affinity();
 	snprintf(path, sizeof(path), "%s/events/syscalls/sys_enter_close/id", th_tracefs());
 	if (access(path, R_OK)) {
