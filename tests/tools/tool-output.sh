@@ -21,7 +21,7 @@ stream_into() {
 	tl_wait 10 tl_file_is "$idir/buffer_percent" 0 || { cat err.txt; tl_fail "the stream did not start"; }
 	tl_markers "$inst" 0 0 100
 	# every marker taken from the buffer before the stop
-	tl_wait 10 sh -c "\"$TM\" stat -B $inst | awk '\$1 == 0 { exit \$8 != 0 || \$7 < 100 }'" ||
+	tl_wait 10 sh -c "\"$TM\" stat -B $inst | awk '\$1 == 0 { exit \$NF != 0 || \$(NF-1) < 100 }'" ||
 		{ "$TM" stat -B "$inst"; tl_fail "the markers were not consumed"; }
 	kill -INT $tm
 	wait $tm
