@@ -152,3 +152,14 @@ tl_cmdlines_bg() {
 	(exec unshare -m --propagation private sh -c "$TL_CMDLINES_NS" sh \
 		"$TL_TMP/saved_cmdlines" "$TL_TRACEFS" "$@") &
 }
+
+# tl_can_map INSTANCE: this kernel maps the ring buffer (Linux 6.10 or
+# later), as tracemap stat sees CPU 0 of INSTANCE
+tl_can_map() {
+	"$TM" stat -B "$1" 2> /dev/null | awk '$1 == "0" { ok = $2 == "yes" } END { exit !ok }'
+}
+
+# tl_require_mmap INSTANCE: skip unless this kernel maps the ring buffer
+tl_require_mmap() {
+	tl_can_map "$1" || tl_skip "this kernel cannot map the ring buffer (Linux 6.10 or later is needed)"
+}
