@@ -676,10 +676,20 @@ int cmd_flight(int argc, char **argv)
 			tool_err("(without -B, tracemap flight records in a private instance)");
 		goto out;
 	}
+	if (trigger_init(&t, tfs, &o))
+		goto out;
+
+	inst = tool_open_instance(tfs, o.buf.instance, "tracemap-flight", &private);
+	if (!inst)
+		goto out;
+	r.iname = tracefs_instance_get_name(inst);
+	/* dumps are snapshots: refuse a kernel without the mapping now, not at the first dump */
+	if (tool_check_mappable(r.iname))
+		goto out;
 	/*
-	 * After the checks that need nothing made: a wrong -B leaves no
-	 * directory behind. "-", a FIFO or a terminal take every dump as it is;
-	 * a directory (also through a link) gets numbered files, as does a
+	 * After the checks that need nothing made: a wrong -B or a kernel
+	 * without the mapping leaves no directory behind. "-", a FIFO or a
+	 * terminal take every dump as it is; a directory (also through a link) gets numbered files, as does a
 	 * file name; anything else is refused, and no name is made beside it.
 	 */
 	if (stat(o.output, &ost) || !S_ISDIR(ost.st_mode)) {
@@ -694,13 +704,6 @@ int cmd_flight(int argc, char **argv)
 		if (!r.pattern || check_out_dir(o.output, r.pattern))
 			goto out;
 	}
-	if (trigger_init(&t, tfs, &o))
-		goto out;
-
-	inst = tool_open_instance(tfs, o.buf.instance, "tracemap-flight", &private);
-	if (!inst)
-		goto out;
-	r.iname = tracefs_instance_get_name(inst);
 	tool_warn_tracing_off(inst, tfs);
 
 	/* a flight recorder keeps the newest events: overwrite mode */

@@ -14,7 +14,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,24 +107,6 @@ static int set_buffer_kb(struct tracefs_instance *inst, int kb)
 			 strerror(errno));
 		return -1;
 	}
-	return 0;
-}
-
-/*
- * The live view reads through the mapping: on a kernel without it, refuse
- * here with the library's message (it names the kernel version) rather
- * than in KernelShark's window. Other errors are KernelShark's to report.
- */
-static int check_mappable(const char *iname)
-{
-	struct tracemap_cpu_opts co = { .sz = sizeof(co), .mode = TRACEMAP_MODE_SNAPSHOT };
-	struct tracemap_cpu *c;
-	int cpu = sched_getcpu();
-
-	c = tracemap_cpu_open(iname, cpu < 0 ? 0 : cpu, &co);
-	if (!c && errno == EOPNOTSUPP)
-		return -1;
-	tracemap_cpu_close(c);
 	return 0;
 }
 
@@ -241,7 +222,8 @@ int cmd_view(int argc, char **argv)
 	if (!inst)
 		goto out;
 	iname = tracefs_instance_get_name(inst);
-	if (check_mappable(iname))
+	/* the plugin reads through the mapping: refuse here, not in its window */
+	if (tool_check_mappable(iname))
 		goto out;
 	tool_warn_tracing_off(inst, tfs);
 	if (o.buf.buffer_kb) {

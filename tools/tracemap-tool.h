@@ -61,6 +61,13 @@ int tool_opt_error(char **argv, const char *with_arg, int long_min, int long_max
  */
 int tool_end_args(int argc, char **argv, const char *iname, bool top);
 
+/*
+ * For the commands that need the mapping (Linux 6.10): -1 when this kernel
+ * cannot map instance @iname, the library's message (it names the kernel
+ * needed) printed; 0 otherwise, other errors left to the command.
+ */
+int tool_check_mappable(const char *iname);
+
 /* Warn when @inst (NULL: the top level) has tracing_on 0: nothing new is recorded. */
 void tool_warn_tracing_off(struct tracefs_instance *inst, const char *tfs);
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -318,6 +319,19 @@ struct tracemap_events *tool_events_enable(const char *tfs, const char *iname, c
 	ev = tracemap_events_enable(iname, specs, nr, tfs);
 	free(specs);
 	return ev;
+}
+
+int tool_check_mappable(const char *iname)
+{
+	struct tracemap_cpu_opts co = { .sz = sizeof(co), .mode = TRACEMAP_MODE_SNAPSHOT };
+	struct tracemap_cpu *c;
+	int cpu = sched_getcpu();
+
+	c = tracemap_cpu_open(iname, cpu < 0 ? 0 : cpu, &co);
+	if (!c && errno == EOPNOTSUPP)
+		return -1;
+	tracemap_cpu_close(c);
+	return 0;
 }
 
 void tool_warn_tracing_off(struct tracefs_instance *inst, const char *tfs)

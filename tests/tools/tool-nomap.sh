@@ -50,6 +50,9 @@ refuses snapshot "$TM" snapshot -B "$inst" -o snap.dat
 [ ! -e snap.dat ] || tl_fail "snapshot left snap.dat behind"
 refuses flight "$TM" flight -B "$inst" -o fl.dat --marker GLITCH
 [ ! -e fl.dat ] || tl_fail "flight left fl.dat behind"
+# without a trigger flight reads nothing until a dump: it must refuse at the start all the same
+refuses "flight without a trigger" timeout 60 "$TM" flight -B "$inst" -o fl2.dat
+[ ! -e fl2.dat ] || tl_fail "flight left fl2.dat behind"
 refuses "flight into a directory" "$TM" flight -B "$inst" -o fl/ --marker GLITCH
 [ ! -e fl ] || tl_fail "flight left the directory fl/ behind"
 refuses "non-consuming stream" "$TM" stream -B "$inst" --non-consuming

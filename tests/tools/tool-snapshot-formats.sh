@@ -10,6 +10,7 @@ tl_require_tracemap
 command -v trace-cmd > /dev/null || tl_skip "trace-cmd is needed to read the file (make deps)"
 
 inst=$(tl_instance fmts 256)
+tl_require_mmap "$inst"
 idir=$TL_TRACEFS/instances/$inst
 cd "$TL_TMP" || exit 1
 

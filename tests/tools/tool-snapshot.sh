@@ -16,6 +16,7 @@ tc_require
 command -v unshare > /dev/null || tl_skip "unshare (util-linux) is needed for a private mount namespace"
 
 inst=$(tl_instance snap 512)
+tl_require_mmap "$inst"
 idir=$TL_TRACEFS/instances/$inst
 tc_in_instance "$inst" true || tl_skip "cannot bind an instance in a private mount namespace"
 cd "$TL_TMP" || exit 1

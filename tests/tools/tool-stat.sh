@@ -15,6 +15,7 @@ cd "$TL_TMP" || exit 1
 row() { awk -v c="$2" '$1 == c && $2 ~ /^(yes|no)$/ { $1 = ""; print substr($0, 2) }' "$1"; }
 
 inst=$(tl_instance st 64)
+tl_require_mmap "$inst"
 idir=$TL_TRACEFS/instances/$inst
 echo 37 > "$idir/buffer_percent"
 tl_markers "$inst" 0 0 25
