@@ -14,6 +14,10 @@
 #                          linux-image-6.1.0-N-amd64 and linux-image-6.12.N+deb12-amd64);
 #                          "native" names the running kernel
 #   KM_TESTS="t ..."       tests (default: the kernel-facing ones, see below)
+#   KM_SMOKE=1             the guests only, with the smoke subset of .ci/run:
+#                          exact counts through both backends, snapshot,
+#                          trace-cmd-mmap record, Python, the refusals without
+#                          the mapping
 #   KM_TIMEOUT_SCALE=N     tests' timeouts times N in a guest (default 4
 #                          under TCG, 1 with KVM)
 #   KM_GUEST_TIMEOUT=s     the bound of one guest's whole run (default 5400)
@@ -61,6 +65,11 @@ fi
 
 # the kernel-facing tests (not the unit tests, fuzzers, sanitizer builds,
 # nor the tool's option parsing and the install check, which no kernel changes)
+if [ -z "${KM_TESTS:-}" ] && [ "${KM_SMOKE:-0}" = 1 ]; then
+	KM_TESTS="build/tests/kernel/test-cpu-consume tests/tools/tool-snapshot.sh tests/tools/tool-nomap.sh
+		  tests/plugins/tc-record.sh tests/python/test_stream.py"
+	KM_KERNELS=$(echo "$KM_KERNELS" | sed 's/native//')
+fi
 if [ -z "${KM_TESTS:-}" ]; then
 	KM_TESTS=$(ls build/tests/kernel/test-* 2>/dev/null | grep -v -- '-san$')
 	for t in tests/tools/*.sh tests/plugins/*.sh tests/python/test_*.py; do
@@ -220,4 +229,6 @@ for c in $cols; do
 	grep -q '	fail	' "$RES/$c.tsv" && bad=1
 done
 echo "wall time: $(( $(date +%s) - start )) s"
+cat "$RES"/*.tsv | awk -F'\t' '{ n[$2]++ } END {
+	printf "check-kernels: %d passed, %d failed, %d skipped\n", n["pass"], n["fail"], n["skip"] }'
 exit $bad
