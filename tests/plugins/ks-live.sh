@@ -23,6 +23,7 @@ KSP="$TC_TOP/build/plugins/kernelshark/plugin-tracemap.so"
 [ -x "$KSL" ] && [ -f "$KSP" ] || tl_fail "$KSL or $KSP is missing: run 'make all check-build'"
 
 inst=$(tl_instance ksl)
+[ "$(tc_can_map)" = yes ] || tl_skip "this kernel cannot map the ring buffer (Linux 6.10 or later is needed; tool-nomap.sh checks that the live view refuses)"
 idir="$TL_TRACEFS/instances/$inst"
 tc_in_instance "$inst" true || tl_skip "cannot bind an instance in a private mount namespace"
 cd "$TL_TMP" || exit 1

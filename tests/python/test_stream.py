@@ -30,6 +30,32 @@ SEQ = re.compile(r"pyseq=(\d+)")
 _n = [0]
 
 
+def mmap_check():
+    """None when the kernel can map the ring buffer here, else why not."""
+    try:
+        with tracemap.Stream(mode="follow"):
+            pass
+    except OSError as e:
+        if e.errno == errno.EOPNOTSUPP:
+            return "the kernel cannot map the ring buffer: " + str(e)
+        raise
+    return None
+
+
+def kernel_check():
+    """None when the tests can run here (root, tracefs), else the reason to skip."""
+    if os.geteuid() != 0:
+        return "needs root"
+    if not os.path.isdir(os.path.join(TRACEFS, "instances")):
+        return "tracefs not mounted at " + TRACEFS
+    return None
+
+
+# the consuming tests run through read() without the mapping (Linux before 6.10)
+NO_MMAP = mmap_check() if kernel_check() is None else None
+needs_mmap = pytest.mark.skipif(NO_MMAP is not None, reason=str(NO_MMAP))
+
+
 def write_file(path, val):
     with open(path, "w") as f:
         f.write(val)
@@ -272,6 +298,7 @@ def test_callback_exception_propagates():
 
 # ---------------------------------------------------------------- modes
 
+@needs_mmap
 def test_follow_does_not_consume(instance):
     n = 400
     write_markers(idir(instance), 0, n)
@@ -338,6 +365,7 @@ def report_int(s):
     return int(s, 16) if s.startswith("0x") else int(s)
 
 
+@needs_mmap
 def test_sched_fields_equal_trace_cmd_report(instance, tmp_path):
     """Every sched event's fields as trace-cmd report -R prints them."""
     d = idir(instance)
@@ -758,22 +786,6 @@ def test_make_install(tmp_path, prefix, sitedir):
 
 
 # ----------------------------------------------------------------- main
-
-def kernel_check():
-    """None when the kernel can map the ring buffer here, else the reason to skip."""
-    if os.geteuid() != 0:
-        return "needs root"
-    if not os.path.isdir(os.path.join(TRACEFS, "instances")):
-        return "tracefs not mounted at " + TRACEFS
-    try:
-        with tracemap.Stream(mode="follow"):
-            pass
-    except OSError as e:
-        if e.errno == errno.EOPNOTSUPP:
-            return "the kernel cannot map the ring buffer: " + str(e)
-        raise
-    return None
-
 
 if __name__ == "__main__":
     reason = kernel_check()
