@@ -69,6 +69,7 @@ struct tm_readsrc {
 	bool cleared_pending;	/* a reset's gap waits for the next page */
 	int unpinned_err;	/* the thread could not be moved back: errno, told once */
 	bool no_move;		/* ... and is never moved again */
+	bool after_page;	/* the last read() returned a page: an EAGAIN ends a drain */
 };
 
 struct tm_snap_page {

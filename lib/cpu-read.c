@@ -5,10 +5,13 @@
  * per_cpu/cpuN/stats. Owns struct tm_readsrc.
  *
  * The kernel can step past events it still counts as unread
- * (Documentation/design/kernel-facts.md, item 2): read() then never hands them out and returns 0 rather
- * than EAGAIN for as long as the buffer lives. skipped_check() tells that
- * state from a writer caught between counting and publishing an event and
- * reports the skipped events as lost, with their count.
+ * (Documentation/design/kernel-facts.md, item 2): read() then never hands
+ * them out, and returns 0 (6.18) or EAGAIN (Debian's 6.1 and 6.12, make
+ * check-kernels) for as long as the buffer lives. skipped_check() tells
+ * that state from a writer caught between counting and publishing an event
+ * and reports the skipped events as lost, with their count: after every 0,
+ * and after the EAGAIN that ends a drain (the behaviour seen, not the
+ * kernel's version).
  */
 #include <sched.h>
 #include <string.h>
@@ -137,8 +140,9 @@ static bool same_counters(const struct tracemap_cpu_stats *a, const struct trace
 
 /*
  * read() once more between two reads of the counters; returns what read()
- * returned (errno set when negative), with -1 and errno 0 when it returned
- * 0 but the counters changed around it or could not be read.
+ * returned (errno set when negative), 0 for EAGAIN as for 0, and -1 with
+ * errno 0 when it returned neither data nor an error but the counters
+ * changed around it or could not be read.
  */
 static ssize_t read_between(struct tracemap_cpu *c, struct tracemap_cpu_stats *k)
 {
@@ -149,7 +153,8 @@ static ssize_t read_between(struct tracemap_cpu *c, struct tracemap_cpu_stats *k
 		goto unsure;
 	n = read(c->fd, c->rd.buf, c->subbuf_size);
 	c->st.reads++;
-	if (n)
+	/* EAGAIN is "nothing to hand out" as 0 is: the counters tell the rest */
+	if (n > 0 || (n < 0 && errno != EAGAIN))
 		return n;
 	if (tm_cpu_kernel_stats(c, k) || !same_counters(&k1, k))
 		goto unsure;
@@ -249,13 +254,16 @@ int tm_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
 
 	n = read(c->fd, c->rd.buf, c->subbuf_size);
 	c->st.reads++;
-	if (n < 0 && errno == EAGAIN) {
-		look_for_reset(c, true);
-		return 0;
-	}
-	if (n < 0)
+	if (n < 0 && errno != EAGAIN)
 		return tm_err(errno);
-	if (n == 0)
+	if (n < 0) {
+		look_for_reset(c, true);
+		/* the EAGAIN that ends a drain is checked as a 0 is (the file's head) */
+		if (!c->rd.after_page)
+			return 0;
+	}
+	c->rd.after_page = n > 0;
+	if (n <= 0)
 		return skipped_check(c, r);
 	return page_region(c, r, n);
 }
