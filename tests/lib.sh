@@ -47,9 +47,10 @@ tl_require_tracemap() {
 }
 
 # tl_wait TIMEOUT_S COMMAND...: run COMMAND every 50 ms until it succeeds;
-# returns 1 when TIMEOUT_S seconds passed first.
+# returns 1 when TIMEOUT_S seconds passed first (times TEST_TIMEOUT_SCALE,
+# which tests/run-tests.sh passes on: a guest under TCG is that much slower).
 tl_wait() {
-	_end=$(( $(date +%s) + $1 )); shift
+	_end=$(( $(date +%s) + $1 * ${TEST_TIMEOUT_SCALE:-1} )); shift
 	while ! "$@"; do
 		[ "$(date +%s)" -lt "$_end" ] || return 1
 		sleep 0.05
