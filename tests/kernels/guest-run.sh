@@ -10,3 +10,9 @@ echo "KM-KERNEL $(uname -r)"
 echo "KM-BOOTED $(cut -d' ' -f1 /proc/uptime)"
 # one run per test under TCG's slowness: the table shows the first outcome
 TEST_RETRY=0 TEST_LOGDIR=/tmp/km-logs TEST_TIMEOUT_SCALE=$KM_TIMEOUT_SCALE sh tests/run-tests.sh $KM_TESTS
+rc=$?
+# the last lines of every log, failed or not: what each test measured
+for f in /tmp/km-logs/*.log; do
+	tail -3 "$f" | sed "s|^|KM-LOG $(basename "$f" .log): |"
+done
+exit $rc
