@@ -10,7 +10,7 @@
 # libtracefs layout plus ERRORS, in order, and a C EXAMPLE.
 #
 #   Documentation/check-api-doc.sh [HEADER [PAGE...]]    exit 0 ok, 1 on any finding
-# timeout: 60
+# timeout: 300
 cd "$(dirname "$0")/.." || exit 1
 header=${1:-include/tracemap.h}
 [ $# -gt 0 ] && shift

@@ -227,7 +227,7 @@ static void test_torn_page_dropped(void **state)
 	c = tm_cpu_open_memory(0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, NR_SUBBUFS, NULL,
 			       NULL);
 	assert_non_null(c);
-	mkdtemp(dir);
+	assert_non_null(mkdtemp(dir));
 	make_tracefs(dir);
 	d = tm_dump_from_readers(&c, 1, &(struct tm_dump_src){ .tracefs = dir });
 	assert_non_null(d);
