@@ -4,7 +4,8 @@
 # Every file of the tree carries a current SPDX license id, and the one of
 # its area: LGPL-2.1-only for the library (lib/, include/), GPL-2.0-only for
 # everything else. A file that cannot hold a comment (an image, a copied
-# report) has a FILE.license beside it. Fails on a missing id, on a
+# report) has a FILE.license beside it, a directory of such data a
+# DIR.license. Fails on a missing id, on a
 # deprecated one (LGPL-2.1, GPL-2.0, GPL-2.0+...) and on the wrong one.
 #
 #   check-spdx.sh [DIR]      DIR: the top of the tree (default: .)
@@ -16,6 +17,12 @@ else
 		-path './debian/tmp' -prune -o -type f -print | sed 's,^\./,,' |
 		grep -v -e '^debian/[a-z0-9-]*/' -e '^\.git/')
 fi
+# a directory of data that cannot hold comments (captured kernel formats)
+# is covered by the DIR.license beside it
+for l in $(echo "$files" | grep '\.license$'); do
+	d=${l%.license}
+	[ -d "$d" ] && files=$(echo "$files" | grep -v "^$d/")
+done
 bad=0
 for f in $files; do
 	[ -f "$f" ] || continue
