@@ -18,9 +18,10 @@ FUZZ_SEEDS	:= $(O)/tests/fuzz/seeds
 FUZZ_CFLAGS	:= -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		   -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter $(WERROR)
 
-# Only check-build needs to know whether clang can link libFuzzer (a ~0.2 s probe).
+# Only check-build (and test, which builds it) needs to know whether clang can
+# link libFuzzer (a ~0.2 s probe).
 FUZZ_PROBE	:= int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }
-ifneq ($(filter check-build,$(MAKECMDGOALS)),)
+ifneq ($(filter check-build test,$(MAKECMDGOALS)),)
 HAVE_LIBFUZZER	:= $(shell echo '$(FUZZ_PROBE)' | \
 		     $(CLANG) -fsanitize=fuzzer -x c - -o /dev/null 2>/dev/null && echo y)
 endif
