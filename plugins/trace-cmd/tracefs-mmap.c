@@ -1062,6 +1062,22 @@ static int exact_wait(struct tcm *t, bool nonblock)
 }
 
 /*
+ * One wait for the reader's data or the stop request (ctrl[0]), counted:
+ * tracemap_cpu_wait()'s result, or -1 with errno set.
+ */
+static int wait_data(struct tcm *t)
+{
+	int ret = tracemap_cpu_wait(t->c, t->ctrl[0], -1);
+
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	t->st.waits++;
+	return ret;
+}
+
+/*
  * Up to @max complete pages into @buf, as splice() from trace_pipe_raw gives
  * them after the wait: -1/EAGAIN when non-blocking and none is complete; a
  * blocking one waits, and after one wake-up (data below a page, or stop's
@@ -1070,7 +1086,7 @@ static int exact_wait(struct tcm *t, bool nonblock)
 static int exact_pages(struct tcm *t, unsigned char *buf, int max)
 {
 	bool woken = false;
-	int n, ret;
+	int n;
 
 	for (;;) {
 		n = produce(t, buf, max, false);
@@ -1082,12 +1098,8 @@ static int exact_pages(struct tcm *t, unsigned char *buf, int max)
 		}
 		if (woken)
 			return 0;
-		ret = tracemap_cpu_wait(t->c, t->ctrl[0], -1);
-		if (ret < 0) {
-			errno = -ret;
+		if (wait_data(t) < 0)
 			return -1;
-		}
-		t->st.waits++;
 		woken = true;
 	}
 }
@@ -1114,12 +1126,9 @@ static int exact_read(struct tcm *t, void *buffer, bool nonblock)
 			return 0;
 		}
 		/* a blocking read() waits for data; stop (O_NONBLOCK and the ioctl) ends it */
-		ret = tracemap_cpu_wait(t->c, t->ctrl[0], -1);
-		if (ret < 0) {
-			errno = -ret;
+		ret = wait_data(t);
+		if (ret < 0)
 			return -1;
-		}
-		t->st.waits++;
 		if (ret == TRACEMAP_WAIT_EXTRA)
 			t->nb = 1;
 	}
@@ -1230,26 +1239,27 @@ static int exact_stop(struct tcm *t)
 	return ret;
 }
 
-EXPORT int tracefs_cpu_write(struct tracefs_cpu *tcpu, int wfd, bool nonblock)
+/* Pages to @wfd for write and pipe (@is_pipe); other objects go to @real_fn. */
+static int write_out(struct tracefs_cpu *tcpu, int wfd, bool nonblock, bool is_pipe,
+		     int (*real_fn)(struct tracefs_cpu *, int, bool))
 {
 	struct tcm *t = lookup(tcpu);
 
 	if (!t)
-		return real.write ? real.write(tcpu, wfd, nonblock) : -1;
+		return real_fn ? real_fn(tcpu, wfd, nonblock) : -1;
 	if (t->exact && !is_dead(t))
-		return exact_write(t, wfd, nonblock, false);
+		return exact_write(t, wfd, nonblock, is_pipe);
 	return transfer(t, wfd, NULL, nonblock);
+}
+
+EXPORT int tracefs_cpu_write(struct tracefs_cpu *tcpu, int wfd, bool nonblock)
+{
+	return write_out(tcpu, wfd, nonblock, false, real.write);
 }
 
 EXPORT int tracefs_cpu_pipe(struct tracefs_cpu *tcpu, int wfd, bool nonblock)
 {
-	struct tcm *t = lookup(tcpu);
-
-	if (!t)
-		return real.pipe ? real.pipe(tcpu, wfd, nonblock) : -1;
-	if (t->exact && !is_dead(t))
-		return exact_write(t, wfd, nonblock, true);
-	return transfer(t, wfd, NULL, nonblock);
+	return write_out(tcpu, wfd, nonblock, true, real.pipe);
 }
 
 /* One page into @buffer for read and buffered_read; other objects go to @real_fn. */
