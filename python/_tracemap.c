@@ -3,9 +3,10 @@
  * tracemap._tracemap, the C core of the tracemap Python package: Stream,
  * Event and LostEvents over libtracemap's stream, delivered bcc-style to a
  * callback (poll/consume) or pulled by iteration, with fields decoded by
- * name through libtraceevent. Policy a program may want otherwise (exit on
- * SIGTERM/SIGHUP, closing streams at exit) is the package's, in
- * python/tracemap/__init__.py.
+ * name through libtraceevent. Policy is the package's: the checks and
+ * defaults of Stream's arguments (python/tracemap/_stream.py, which hands
+ * this core plain values), closing streams at exit and exit on SIGTERM/SIGHUP
+ * (python/tracemap/__init__.py).
  *
  * The GIL. poll() and a blocking read()/iteration release it while the
  * library waits; the event callback takes it back at its first event and
@@ -750,56 +751,6 @@ static void read_clock(const char *idir, char *buf, size_t size)
 	}
 }
 
-/* cpus=None | int | iterable of int | str (a hex mask as in tracing_cpumask) */
-static int cpus_to_mask(PyObject *cpus, char *buf, size_t size)
-{
-	unsigned char bits[1024] = { 0 };
-	PyObject *it, *o;
-	int max = -1, i, n = 0;
-	long cpu;
-
-	if (PyUnicode_Check(cpus)) {
-		snprintf(buf, size, "%s", PyUnicode_AsUTF8(cpus));
-		return 0;
-	}
-	it = PyLong_Check(cpus) ? NULL : PyObject_GetIter(cpus);
-	if (!it && !PyLong_Check(cpus)) {
-		PyErr_SetString(PyExc_TypeError, "cpus: give a CPU number, a list of them or a "
-				"hex mask string");
-		return -1;
-	}
-	for (;;) {
-		o = it ? PyIter_Next(it) : (n ? NULL : Py_NewRef(cpus));
-		if (!o)
-			break;
-		n++;
-		cpu = PyLong_AsLong(o);
-		Py_DECREF(o);
-		if (cpu == -1 && PyErr_Occurred())
-			break;
-		if (cpu < 0 || cpu >= (long)sizeof(bits) * 8) {
-			PyErr_Format(PyExc_ValueError, "cpus: CPU %ld out of range (0 to %d)", cpu,
-				     (int)sizeof(bits) * 8 - 1);
-			break;
-		}
-		bits[cpu / 8] |= 1u << (cpu % 8);
-		if (cpu > max)
-			max = cpu;
-	}
-	Py_XDECREF(it);
-	if (PyErr_Occurred())
-		return -1;
-	if (max < 0) {
-		PyErr_SetString(PyExc_ValueError, "cpus: the list is empty");
-		return -1;
-	}
-	/* most significant nibble first */
-	for (i = max / 4, n = 0; i >= 0 && (size_t)n + 1 < size; i--, n++)
-		buf[n] = "0123456789abcdef"[(bits[i / 2] >> (4 * (i % 2))) & 0xf];
-	buf[n] = '\0';
-	return 0;
-}
-
 static int make_private_instance(StreamObject *st)
 {
 	static unsigned int seq;
@@ -852,188 +803,97 @@ static int set_buffer_kb(StreamObject *st, int kb)
 	return 0;
 }
 
-static int parse_mode(PyObject *mode, enum tracemap_mode *m)
-{
-	const char *s = PyUnicode_AsUTF8(mode);
-
-	if (!s)
-		return -1;
-	if (!strcmp(s, "consume"))
-		*m = TRACEMAP_MODE_CONSUME;
-	else if (!strcmp(s, "follow"))
-		*m = TRACEMAP_MODE_FOLLOW;
-	else if (!strcmp(s, "snapshot"))
-		*m = TRACEMAP_MODE_SNAPSHOT;
-	else {
-		PyErr_Format(PyExc_ValueError, "mode '%s': give 'consume', 'follow' or 'snapshot'",
-			     s);
-		return -1;
-	}
-	return 0;
-}
-
 /*
- * events=[spec, ...] and filters=str | {spec: filter} as the library's event
- * selection. The names are borrowed from @specs, which the caller keeps
- * until the stream is open.
+ * The selection ((spec, filter or None), ...) as the library's specs; the
+ * strings are borrowed from @events, which the caller keeps until the
+ * stream is open.
  */
-static struct tracemap_event_spec *event_specs(PyObject *specs, PyObject *filters, int *nr)
+static struct tracemap_event_spec *event_specs(PyObject *events, int *nr)
 {
+	Py_ssize_t n = PyTuple_GET_SIZE(events), i;
 	struct tracemap_event_spec *sp;
-	Py_ssize_t n, i, pos = 0;
-	PyObject *key, *val, *f;
 
-	n = PyTuple_GET_SIZE(specs);
-	if (filters != Py_None && !PyUnicode_Check(filters) && !PyDict_Check(filters)) {
-		PyErr_SetString(PyExc_TypeError, "filters: give one filter string for every "
-				"event, or a dict {event spec: filter}");
-		return NULL;
-	}
-	if (filters != Py_None && !n) {
-		PyErr_SetString(PyExc_ValueError, "filters without events: name the events to "
-				"filter");
-		return NULL;
-	}
-	/* every key of a filter dict names one of the events */
-	while (PyDict_Check(filters) && PyDict_Next(filters, &pos, &key, &val)) {
-		if (!PySequence_Contains(specs, key)) {
-			PyErr_Format(PyExc_ValueError, "filters: %R is not one of the events %R",
-				     key, specs);
-			return NULL;
-		}
-	}
 	sp = PyMem_Calloc(n ? n : 1, sizeof(*sp));
 	if (!sp) {
 		PyErr_NoMemory();
 		return NULL;
 	}
 	for (i = 0; i < n; i++) {
-		key = PyTuple_GET_ITEM(specs, i);
-		if (!PyUnicode_Check(key)) {
-			PyErr_Format(PyExc_TypeError, "events: give str specs such as "
-				     "'sched:sched_switch', not %.100s", Py_TYPE(key)->tp_name);
-			goto fail;
+		if (!PyArg_ParseTuple(PyTuple_GET_ITEM(events, i), "sz:events", &sp[i].name,
+				      &sp[i].filter)) {
+			PyMem_Free(sp);
+			return NULL;
 		}
-		sp[i].name = PyUnicode_AsUTF8(key);
-		f = PyDict_Check(filters) ? PyDict_GetItemWithError(filters, key) :
-		    filters != Py_None ? filters : NULL;
-		if (f && !PyUnicode_Check(f)) {
-			PyErr_SetString(PyExc_TypeError, "filters: a filter is a str");
-			goto fail;
-		}
-		sp[i].filter = f ? PyUnicode_AsUTF8(f) : NULL;
-		if (!sp[i].name || PyErr_Occurred())
-			goto fail;
 	}
 	*nr = (int)n;
 	return sp;
-fail:
-	PyMem_Free(sp);
-	return NULL;
 }
 
+/* (pid, ...) as an array of int */
 static int *pid_list(PyObject *pids, int *nr)
 {
-	Py_ssize_t n, i;
-	PyObject *t;
+	Py_ssize_t n = PyTuple_GET_SIZE(pids), i;
 	int *p;
 
-	t = PySequence_Tuple(pids);
-	if (!t)
-		return NULL;
-	n = PyTuple_GET_SIZE(t);
 	p = PyMem_Calloc(n ? n : 1, sizeof(*p));
-	for (i = 0; p && i < n; i++) {
-		long v = PyLong_AsLong(PyTuple_GET_ITEM(t, i));
+	if (!p) {
+		PyErr_NoMemory();
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		long v = PyLong_AsLong(PyTuple_GET_ITEM(pids, i));
 
 		if ((v == -1 && PyErr_Occurred()) || v <= 0 || v > INT_MAX) {
 			if (!PyErr_Occurred())
 				PyErr_Format(PyExc_ValueError, "pids: %ld is not a pid", v);
 			PyMem_Free(p);
-			p = NULL;
-			break;
+			return NULL;
 		}
 		p[i] = (int)v;
 	}
-	Py_DECREF(t);
-	if (!p && !PyErr_Occurred())
-		PyErr_NoMemory();
 	*nr = (int)n;
 	return p;
 }
 
+/*
+ * Stream(instance, events, cpumask, mode, flags, pids, watermark,
+ * latency_ms, buffer_kb, tracefs, timeout_ms, callback, lost), every value
+ * already checked by tracemap.Stream (python/tracemap/_stream.py): instance
+ * None for a private one, "" for the top level; events ((spec, filter or
+ * None), ...); cpumask a hex mask or None; mode a MODE_* and flags STREAM_*
+ * of this module; pids a tuple of pids.
+ */
 static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "instance", "events", "filters", "cpus", "mode", "ordered",
-				  "callback", "lost", "timeout_ms", "pids", "follow_forks",
-				  "self_filter", "low_latency", "watermark", "latency_ms",
-				  "buffer_kb", "tracefs", NULL };
 	struct tracemap_stream_opts so = { .sz = sizeof(so) };
 	struct tracemap_format_opts fo = { .sz = sizeof(fo) };
-	PyObject *events = Py_None, *filters = Py_None, *cpus = Py_None, *mode = NULL;
-	PyObject *callback = Py_None, *lost = Py_None, *pids = Py_None, *specs = NULL;
-	int ordered = 1, self_filter = 1, low_latency = 0, follow_forks = 0;
-	int watermark = 0, latency_ms = 100, buffer_kb = 0, timeout_ms = -1;
-	const char *instance = NULL, *tracefs = NULL;
+	const char *instance, *cpumask, *tracefs;
 	struct tracemap_event_spec *sp = NULL;
+	PyObject *events, *pids, *callback, *lost;
+	int mode, watermark, latency_ms, buffer_kb;
 	struct tep_handle *tep;
 	int *pidv = NULL, ret = -1;
-	char mask[300], clock[64];
+	unsigned int flags;
+	char clock[64];
 
 	if (st->s || st->owner) {
 		PyErr_SetString(PyExc_RuntimeError, "Stream.__init__ called twice");
 		return -1;
 	}
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|zOOOUpOOiOpppiiiz:Stream", kwlist,
-					 &instance, &events, &filters, &cpus, &mode, &ordered,
-					 &callback, &lost, &timeout_ms, &pids, &follow_forks,
-					 &self_filter, &low_latency, &watermark, &latency_ms,
-					 &buffer_kb, &tracefs))
-		return -1;
-	st->mode = TRACEMAP_MODE_CONSUME;
-	if (mode && parse_mode(mode, &st->mode))
-		return -1;
-	if ((callback != Py_None && !PyCallable_Check(callback)) ||
-	    (lost != Py_None && !PyCallable_Check(lost))) {
-		PyErr_SetString(PyExc_TypeError, "callback and lost must be callable");
+	if ((kw && PyDict_GET_SIZE(kw)) ||
+	    !PyArg_ParseTuple(args, "zO!ziIO!iiiziOO:Stream", &instance, &PyTuple_Type, &events,
+			      &cpumask, &mode, &flags, &PyTuple_Type, &pids, &watermark, &latency_ms,
+			      &buffer_kb, &tracefs, &st->timeout_ms, &callback, &lost)) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_TypeError, "the C core takes its values by position: "
+					"open tracemap.Stream");
 		return -1;
 	}
-	if (watermark < -1 || watermark > 100) {
-		PyErr_SetString(PyExc_ValueError, "watermark: give a buffer_percent from 1 to 100, "
-				"0 for the library's default, or -1 to leave it as it is");
-		return -1;
-	}
-	if (instance && (strchr(instance, '/') || !strcmp(instance, "..") ||
-			 !strcmp(instance, "."))) {
-		PyErr_Format(PyExc_ValueError, "invalid instance name '%s': give the name of a "
-			     "directory in instances/, None for a private instance or \"\" for the "
-			     "top-level buffer", instance);
-		return -1;
-	}
-	if (buffer_kb < 0 || (buffer_kb && instance)) {
-		PyErr_SetString(PyExc_ValueError, "buffer_kb: a size in KiB for the private "
-				"instance (instance=None) only");
-		return -1;
-	}
-	if (PyUnicode_Check(events)) {
-		PyErr_SetString(PyExc_TypeError, "events: give a list of event specs, e.g. "
-				"['sched:sched_switch']");
-		return -1;
-	}
-	if (cpus != Py_None && cpus_to_mask(cpus, mask, sizeof(mask)))
-		return -1;
-	specs = events == Py_None ? PyTuple_New(0) : PySequence_Tuple(events);
-	if (!specs)
-		return -1;
-	sp = event_specs(specs, filters, &so.nr_events);
-	if (!sp)
+	sp = event_specs(events, &so.nr_events);
+	pidv = sp ? pid_list(pids, &so.nr_pids) : NULL;
+	if (!pidv)
 		goto out;
-	if (pids != Py_None) {
-		pidv = pid_list(pids, &so.nr_pids);
-		if (!pidv)
-			goto out;
-	}
-	st->timeout_ms = timeout_ms;
+	st->mode = mode;
 	if (callback != Py_None)
 		st->callback = Py_NewRef(callback);
 	if (lost != Py_None)
@@ -1064,13 +924,9 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 		goto out;
 
 	so.mode = st->mode;
-	so.flags = (ordered ? 0 : TRACEMAP_STREAM_UNORDERED) |
-		   (self_filter ? TRACEMAP_STREAM_NO_SELF : 0) |
-		   (low_latency ? TRACEMAP_STREAM_LOW_LATENCY : 0) |
-		   (follow_forks ? TRACEMAP_STREAM_PID_FORKS : 0) |
-		   /* the formats before the events are enabled, not in the first callback */
-		   TRACEMAP_STREAM_DECODE;
-	so.cpumask = cpus != Py_None ? mask : NULL;
+	/* the formats before the events are enabled, not in the first callback */
+	so.flags = flags | TRACEMAP_STREAM_DECODE;
+	so.cpumask = cpumask;
 	so.watermark = watermark;
 	so.latency_ms = latency_ms;
 	so.on_event = on_event;
@@ -1078,7 +934,7 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 	so.ctx = st;
 	so.tracefs_dir = st->tfs;
 	so.events = sp;
-	so.pids = pidv;
+	so.pids = so.nr_pids ? pidv : NULL;
 	tracemap_clear_error();
 	Py_BEGIN_ALLOW_THREADS
 	st->s = tracemap_stream_open(st->instance, &so);
@@ -1108,7 +964,6 @@ out:
 		stream_teardown(st);
 	PyMem_Free(sp);
 	PyMem_Free(pidv);
-	Py_XDECREF(specs);
 	return ret;
 }
 
@@ -1245,17 +1100,13 @@ static PyObject *stream_consume(StreamObject *st, PyObject *unused)
 	return run_delivery(st, 0, false);
 }
 
-static PyObject *stream_open_callback(StreamObject *st, PyObject *args, PyObject *kw)
+/* open_callback() of tracemap.Stream, which checked that both are callable (lost: or None) */
+static PyObject *stream_set_callbacks(StreamObject *st, PyObject *args)
 {
-	static char *kwlist[] = { "callback", "lost", NULL };
-	PyObject *cb, *lost = Py_None;
+	PyObject *cb, *lost;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:open_callback", kwlist, &cb, &lost))
+	if (!PyArg_ParseTuple(args, "OO:_set_callbacks", &cb, &lost))
 		return NULL;
-	if (!PyCallable_Check(cb) || (lost != Py_None && !PyCallable_Check(lost))) {
-		PyErr_SetString(PyExc_TypeError, "open_callback: callback and lost must be callable");
-		return NULL;
-	}
 	Py_XSETREF(st->callback, Py_NewRef(cb));
 	if (lost != Py_None)
 		Py_XSETREF(st->lost_cb, Py_NewRef(lost));
@@ -1380,25 +1231,6 @@ static PyObject *stream_close(StreamObject *st, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
-static PyObject *stream_enter(StreamObject *st, PyObject *unused)
-{
-	if (!st->s) {
-		PyErr_SetString(PyExc_ValueError, "the stream is closed");
-		return NULL;
-	}
-	return Py_NewRef(st);
-}
-
-static PyObject *stream_exit(StreamObject *st, PyObject *args)
-{
-	PyObject *r = stream_close(st, NULL);
-
-	if (!r)
-		return NULL;
-	Py_DECREF(r);
-	Py_RETURN_FALSE;
-}
-
 #define STAT(name) { #name, offsetof(struct tracemap_cpu_stats, name) }
 
 static PyObject *stream_stats(StreamObject *st, PyObject *unused)
@@ -1494,50 +1326,40 @@ static PyObject *st_get_events(StreamObject *st, void *c)
 	return l;
 }
 
+/* stream_NAME as the method NAME (a cast for the METH_VARARGS | METH_KEYWORDS ones) */
+#define STREAM_METHOD(name, flags, doc) \
+	{ #name, (PyCFunction)(void (*)(void))stream_##name, flags, doc }
+
 static PyMethodDef stream_methods[] = {
-	{ "open_callback", (PyCFunction)(void (*)(void))stream_open_callback,
-	  METH_VARARGS | METH_KEYWORDS,
-	  "open_callback(callback, lost=None)\n\n"
-	  "Set the function poll() and consume() call with each Event, and\n"
-	  "optionally lost(cpu, count) for events the kernel dropped (count is\n"
-	  "None when unknown). An exception in a callback stops the delivery and\n"
-	  "propagates out of poll()/consume()." },
-	{ "poll", (PyCFunction)(void (*)(void))stream_poll, METH_VARARGS | METH_KEYWORDS,
-	  "poll(timeout_ms=-1) -> int\n\n"
+	STREAM_METHOD(poll, METH_VARARGS | METH_KEYWORDS, "poll(timeout_ms=-1) -> int\n\n"
 	  "Wait up to timeout_ms (-1: forever) for events and deliver them to the\n"
 	  "callback. Returns the number of events delivered (0: timeout). The\n"
-	  "GIL is released while waiting; Ctrl-C raises KeyboardInterrupt." },
-	{ "consume", (PyCFunction)stream_consume, METH_NOARGS,
-	  "consume() -> int\n\n"
+	  "GIL is released while waiting; Ctrl-C raises KeyboardInterrupt."),
+	STREAM_METHOD(consume, METH_NOARGS, "consume() -> int\n\n"
 	  "Deliver what is in the buffers now to the callback, without waiting.\n"
-	  "Returns the number of events delivered." },
-	{ "read", (PyCFunction)(void (*)(void))stream_read, METH_VARARGS | METH_KEYWORDS,
+	  "Returns the number of events delivered."),
+	STREAM_METHOD(read, METH_VARARGS | METH_KEYWORDS,
 	  "read(timeout_ms=-1) -> Event | LostEvents | None\n\n"
 	  "The next event, waiting up to timeout_ms (-1: forever); a LostEvents\n"
 	  "comes before the event that follows a gap; None on timeout (and at the\n"
-	  "end of a snapshot)." },
-	{ "fileno", (PyCFunction)stream_fileno, METH_NOARGS,
-	  "fileno() -> int\n\n"
+	  "end of a snapshot)."),
+	STREAM_METHOD(fileno, METH_NOARGS, "fileno() -> int\n\n"
 	  "A file descriptor that is readable when consume() has events to\n"
-	  "deliver: for selectors, select and asyncio's loop.add_reader()." },
-	{ "stats", (PyCFunction)stream_stats, METH_NOARGS,
-	  "stats() -> dict\n\n"
+	  "deliver: for selectors, select and asyncio's loop.add_reader()."),
+	STREAM_METHOD(stats, METH_NOARGS, "stats() -> dict\n\n"
 	  "Per-CPU statistics {cpu: {name: value}}: events, bytes, lost (known\n"
 	  "counts), lost_unknown (gaps without a count), corrupt, pages,\n"
 	  "get_reader, reads, wakeups, kernel_entries, kernel_overrun,\n"
 	  "kernel_read, late, stolen (taken by another consumer), own (left\n"
 	  "out by self-filtering), skipped (read() backend: events the kernel\n"
-	  "stepped past, included in lost)." },
-	{ "restore_events", (PyCFunction)stream_restore_events, METH_NOARGS,
-	  "restore_events()\n\n"
+	  "stepped past, included in lost)."),
+	STREAM_METHOD(restore_events, METH_NOARGS, "restore_events()\n\n"
 	  "Put back the events, filters and pids the stream set up, and keep\n"
-	  "reading: for a final drain that ends (close() does it too)." },
-	{ "close", (PyCFunction)stream_close, METH_NOARGS,
-	  "close()\n\n"
+	  "reading: for a final drain that ends (close() does it too)."),
+	STREAM_METHOD(close, METH_NOARGS, "close()\n\n"
 	  "Restore the events and filters, close the readers, restore\n"
-	  "buffer_percent and remove the private instance. Idempotent." },
-	{ "__enter__", (PyCFunction)stream_enter, METH_NOARGS, NULL },
-	{ "__exit__", (PyCFunction)stream_exit, METH_VARARGS, NULL },
+	  "buffer_percent and remove the private instance. Idempotent."),
+	{ "_set_callbacks", (PyCFunction)stream_set_callbacks, METH_VARARGS, NULL },
 	{ NULL },
 };
 
@@ -1556,42 +1378,9 @@ static PyGetSetDef stream_getset[] = {
 
 static PyTypeObject StreamType = {
 	PyVarObject_HEAD_INIT(NULL, 0)
-	.tp_name = "tracemap.Stream",
-	.tp_doc =
-	"Stream(instance=None, events=None, filters=None, cpus=None, mode='consume',\n"
-	"       ordered=True, callback=None, lost=None, timeout_ms=-1, pids=None,\n"
-	"       follow_forks=False, self_filter=True, low_latency=False, watermark=0,\n"
-	"       latency_ms=100, buffer_kb=0, tracefs=None)\n\n"
-	"Live events of one ftrace instance, read through the kernel's mapping\n"
-	"of the per-CPU ring buffers.\n\n"
-	"instance    name of an instance in instances/; None: a private one,\n"
-	"            created now and removed by close() ('tracemap-py-PID-N');\n"
-	"            '': the top-level buffer (shared: prefer an instance)\n"
-	"events      'system:event', 'system' or 'event' (globs allowed), as\n"
-	"            trace-cmd's -e; enabled now, restored by close()\n"
-	"filters     a filter for every event of events, or a dict\n"
-	"            {event spec: filter}, as trace-cmd's -f\n"
-	"cpus        a CPU, a list of CPUs or a hex mask; None: the online CPUs\n"
-	"mode        'consume' (each event once, removed, as trace_pipe),\n"
-	"            'follow' (what is there, then new events, nothing removed),\n"
-	"            'snapshot' (what is there now, once, nothing removed)\n"
-	"ordered     merge the CPUs by time stamp (False: each CPU in bursts)\n"
-	"callback    fn(event) for poll()/consume(); lost: fn(cpu, count)\n"
-	"timeout_ms  how long iteration waits for the next event (-1: forever);\n"
-	"            the iteration ends when it passes\n"
-	"pids        only these tasks (set_event_pid), as trace-cmd's -P;\n"
-	"            follow_forks: their children too\n"
-	"self_filter leave out the events of this process's threads and the\n"
-	"            sched events that name them\n"
-	"low_latency wake for every event (sub-millisecond, more CPU)\n"
-	"watermark   buffer_percent while the stream is open (consume mode);\n"
-	"            0: the library's default, -1 leaves it; latency_ms bounds\n"
-	"            the delay below it\n"
-	"buffer_kb   per-CPU buffer size of the private instance\n"
-	"tracefs     the tracefs mount (None: found)\n\n"
-	"A context manager; close() restores everything it changed. Errors are\n"
-	"OSError subclasses with the library's message: FileNotFoundError for\n"
-	"an unknown instance or event, PermissionError without root.",
+	.tp_name = "tracemap._tracemap.Stream",
+	.tp_doc = "The C core of tracemap.Stream, which checks the arguments and\n"
+		  "documents them: open that one.",
 	.tp_basicsize = sizeof(StreamObject),
 	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
 	.tp_new = stream_new,
@@ -1640,6 +1429,15 @@ static int tracemap_exec(PyObject *m)
 	if (PyModule_AddType(m, &StreamType) || PyModule_AddType(m, &EventType) ||
 	    PyModule_AddType(m, &LostType) ||
 	    PyModule_AddStringConstant(m, "__version__", TRACEMAP_PY_VERSION))
+		return -1;
+	/* the values Stream() takes for mode and flags */
+	if (PyModule_AddIntConstant(m, "MODE_CONSUME", TRACEMAP_MODE_CONSUME) ||
+	    PyModule_AddIntConstant(m, "MODE_FOLLOW", TRACEMAP_MODE_FOLLOW) ||
+	    PyModule_AddIntConstant(m, "MODE_SNAPSHOT", TRACEMAP_MODE_SNAPSHOT) ||
+	    PyModule_AddIntConstant(m, "STREAM_UNORDERED", TRACEMAP_STREAM_UNORDERED) ||
+	    PyModule_AddIntConstant(m, "STREAM_NO_SELF", TRACEMAP_STREAM_NO_SELF) ||
+	    PyModule_AddIntConstant(m, "STREAM_LOW_LATENCY", TRACEMAP_STREAM_LOW_LATENCY) ||
+	    PyModule_AddIntConstant(m, "STREAM_PID_FORKS", TRACEMAP_STREAM_PID_FORKS))
 		return -1;
 	if (once)
 		return 0;

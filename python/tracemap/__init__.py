@@ -13,15 +13,17 @@ or pull them:
     for ev in tracemap.Stream(events=['sched:sched_switch'], timeout_ms=1000):
         print(ev.comm, ev.prev_pid, ev.next_pid)
 
-Stream, Event and LostEvents come from the C core, tracemap._tracemap; this
-package adds the process-wide policy: open streams are closed at exit, and
-exit_on_signals() makes SIGTERM and SIGHUP do the same when the program asks.
-See tracemap-python(7).
+Event and LostEvents come from the C core, tracemap._tracemap, which reads
+and decodes; this package holds the policy: Stream checks its arguments
+(tracemap/_stream.py) before the core opens anything, open streams are
+closed at exit, and exit_on_signals() makes SIGTERM and SIGHUP do the same
+when the program asks. See tracemap-python(7).
 """
 import atexit
 import signal
 
-from ._tracemap import Event, LostEvents, Stream, __version__, _close_all
+from ._stream import Stream
+from ._tracemap import Event, LostEvents, __version__, _close_all
 
 __all__ = ["Stream", "Event", "LostEvents", "exit_on_signals", "__version__"]
 

@@ -501,6 +501,79 @@ def test_errors_leave_nothing_behind():
     assert not own_private_instances()
 
 
+# each bad argument: its exception and message, before anything in tracefs changes
+BAD_ARGUMENTS = [
+    (dict(instance=3), TypeError, "instance: give the name of a directory in instances/"),
+    (dict(instance="a\0b"), ValueError, "invalid instance name"),
+    (dict(events=3), TypeError, "events: give an event spec such as 'sched:sched_switch', a list"),
+    (dict(events=[b"sched"]), TypeError, "events: give str specs .* not bytes"),
+    (dict(events=" "), ValueError, "events: ' ' is not an event spec"),
+    (dict(events={"sched:sched_switch": None}, filters="prev_pid != 0"), ValueError,
+     "give the filters there, not also in filters="),
+    (dict(events=["sched:sched_switch"], filters=["prev_pid != 0"]), TypeError,
+     "filters: give one filter string for every event, or a dict .* not list"),
+    (dict(events={"sched:sched_switch": 3}), TypeError,
+     "filters: the filter of 'sched:sched_switch' is a str"),
+    (dict(events=["sched:sched_switch"], filters={"sched:sched_waking": "pid != 0"}),
+     ValueError, "filters: 'sched:sched_waking' is not one of the events"),
+    (dict(filters="prev_pid != 0"), ValueError, "filters without events"),
+    (dict(cpus=[]), ValueError, "cpus: the list is empty"),
+    (dict(cpus=-1), ValueError, "cpus: -1 is out of range: give CPU numbers from 0 to 8191"),
+    (dict(cpus=[0, 1.0]), TypeError, "cpus: give an int .* not float"),
+    (dict(cpus=1.5), TypeError, "cpus: give a CPU number, a list of them or a hex mask"),
+    (dict(mode=1), TypeError, "mode: give 'consume', 'follow' or 'snapshot', not int"),
+    (dict(ordered="no"), TypeError, "ordered: give True or False, not 'no'"),
+    (dict(self_filter=None), TypeError, "self_filter: give True or False, not None"),
+    (dict(callback="print"), TypeError, r"callback: give a function fn\(event\) or None"),
+    (dict(lost=3), TypeError, r"lost: give a function fn\(cpu, count\) or None"),
+    (dict(timeout_ms=0.5), TypeError, "timeout_ms: give an int .* not float"),
+    (dict(timeout_ms=-2), ValueError, "timeout_ms: -2 is out of range: .* -1 to wait forever"),
+    (dict(timeout_ms=2**31), ValueError, "timeout_ms: 2147483648 is out of range"),
+    (dict(pids=[]), ValueError, "pids: the list is empty"),
+    (dict(pids=[os.getpid(), 0]), ValueError, r"pids: 0 is out of range: give process ids \(> 0\)"),
+    (dict(pids="1"), TypeError, "pids: give an int"),
+    (dict(follow_forks=True), ValueError, "follow_forks: give the tasks to follow in pids="),
+    (dict(watermark=101), ValueError, "watermark: 101 is out of range: give a buffer_percent"),
+    (dict(watermark=True), TypeError, "watermark: give an int .* not bool"),
+    (dict(latency_ms=0), ValueError, r"latency_ms: 0 is out of range: .*\(> 0\)"),
+    (dict(buffer_kb=-1), ValueError, "buffer_kb: -1 is out of range"),
+    (dict(instance="x", buffer_kb=64), ValueError, r"buffer_kb: .*\(instance=None\) only"),
+    (dict(tracefs=3), TypeError, "tracefs: give the path of the tracefs mount"),
+]
+
+
+@pytest.mark.parametrize("kwargs,exc,msg", BAD_ARGUMENTS)
+def test_bad_argument_message(kwargs, exc, msg):
+    """A bad argument raises what it is, saying what to give, and changes nothing."""
+    before = instances()
+    with pytest.raises(exc, match=msg):
+        tracemap.Stream(**kwargs)
+    assert instances() == before
+
+
+def test_argument_forms(instance):
+    """One event as a str, events with their filters as a dict, one CPU and one pid as int."""
+    d = idir(instance)
+    cpu = min(os.sched_getaffinity(0))
+    with tracemap.Stream(instance, events="sched:sched_switch", cpus=cpu, pids=os.getpid(),
+                         self_filter=False) as s:
+        assert s.events == ["sched:sched_switch"] and s.cpus == [cpu]
+        assert open(os.path.join(d, "set_event_pid")).read().split() == [str(os.getpid())]
+    with tracemap.Stream(instance, events={"sched:sched_switch": "prev_pid != 0",
+                                           "sched:sched_waking": None}, mode="follow") as s:
+        assert s.events == ["sched:sched_switch", "sched:sched_waking"]
+        assert open(os.path.join(d, "events/sched/sched_switch/filter")).read().startswith(
+            "(prev_pid != 0)")
+        assert open(os.path.join(d, "events/sched/sched_waking/filter")).read() != "none\n"
+    assert open(os.path.join(d, "events/sched/sched_switch/filter")).read() == "none\n"
+    with pytest.raises(TypeError, match=r"open_callback: give a function fn\(event\)"):
+        s.open_callback(None)
+    with pytest.raises(TypeError, match=r"lost: give a function fn\(cpu, count\)"):
+        s.open_callback(print, 3)
+    assert repr(s) == "<tracemap.Stream instance=%r cpus=[] closed>" % instance
+    assert isinstance(s, tracemap.Stream) and type(s).__module__ == "tracemap"
+
+
 def test_errors_do_not_leak():
     """Each raised OSError frees its arguments (the module kept one reference)."""
     name = "tmtest-py-none-%d" % os.getpid()
@@ -765,8 +838,8 @@ def test_make_install(tmp_path, prefix, sitedir):
     mods = [p.name for p in d.iterdir()]
     assert mods == ["tracemap"], mods
     files = sorted(p.name for p in (d / "tracemap").iterdir())
-    assert len(files) == 2 and files[0] == "__init__.py", files
-    assert files[1].startswith("_tracemap.cpython-"), files
+    assert len(files) == 3 and files[:2] == ["__init__.py", "_stream.py"], files
+    assert files[2].startswith("_tracemap.cpython-"), files
     # without DESTDIR, Debian's python3 searches that directory by itself
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     r = subprocess.run([sys.executable, "-c", "import sys; print('\\n'.join(sys.path))"],
