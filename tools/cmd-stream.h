@@ -82,7 +82,7 @@ struct output {
 	uint64_t unwritten;	/* events consumed but not written */
 	uint64_t deadline;	/* tracemap_now_ns() after which a wait for room gives up; 0: none */
 	uint64_t held_since;	/* when the oldest buffered byte came */
-	bool interrupted;	/* a signal came while waiting for room */
+	bool interrupted;	/* a stop request was read while waiting for room */
 	bool eager;		/* a terminal: written at once */
 };
 
@@ -117,7 +117,6 @@ struct printer {
 	bool stop;			/* a signal arrived during a round */
 	bool raw;
 	struct output *out;
-	bool signalled;			/* ... and it was read from the signalfd */
 };
 
 /* Zero @p: what the callbacks need before printer_attach(); lines go to @out. */
@@ -146,6 +145,8 @@ int printer_on_lost(void *ctx, int cpu, long long lost);
 bool stop_requested(int sfd);
 /* The stop is under way: the traced command ending is no second signal. */
 void stop_begun(void);
+/* A stop request came after the one that began the stop (a second Ctrl-C). */
+bool stop_cut_short(void);
 
 /*
  * Consume @s until a signal on @sfd, a closed output or an error; 0 when

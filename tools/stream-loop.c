@@ -21,35 +21,46 @@
 #define BUSY_CHECK_EVERY	256			/* busy-poll: rounds per signal check */
 
 static bool stopping;
+/*
+ * Stop requests read from the signalfd, and how many of them began the
+ * stop: whichever read finds a request (the loop, a wait for room, the
+ * printer) counts it, so a request is never taken for another.
+ */
+static unsigned int requests, requests_at_stop;
 
 void stop_begun(void)
 {
+	if (stopping)
+		return;
 	stopping = true;
+	requests_at_stop = requests ? 1 : 0;
+}
+
+bool stop_cut_short(void)
+{
+	return requests > requests_at_stop;
 }
 
 bool stop_requested(int sfd)
 {
 	struct signalfd_siginfo si;
+	bool stop = false;
 
+	/* read them all: standard signals do not queue, a pending one is one request */
 	while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo != SIGCHLD)
-			return true;
-		if (!stopping && command_exited())
-			return true;
+		if (si.ssi_signo == SIGCHLD && (stopping || !command_exited()))
+			continue;
+		requests++;
+		stop = true;
 	}
-	return false;
+	return stop;
 }
 
-/*
- * The stop is under way: a signal that cut a wait for room short is taken
- * off the signalfd, so that only a second one ends the final drain early.
- */
+/* The stop is under way: what cut the round short was the stop itself. */
 static void stop_taken(struct printer *p)
 {
-	if (p->out->interrupted && !p->signalled && stop_requested(p->sfd))
-		p->out->interrupted = false;
+	p->out->interrupted = false;
 	p->stop = false;
-	p->signalled = false;
 	stop_begun();
 }
 
@@ -147,15 +158,17 @@ bool stream_final_drain(struct tracemap_stream *s, struct printer *p, uint64_t s
 	 */
 	p->until = stop_ns + DRAIN_READ_MS * 1000000ULL;
 	o->deadline = stop_ns + DRAIN_WRITE_MS * 1000000ULL;
+	o->interrupted = false;
 	/* after a failed write nothing more is taken from the buffers */
-	while (!o->err && !p->stop) {
+	while (!o->err && !p->stop && !stop_cut_short()) {
 		ret = tracemap_stream_consume(s);
 		if (ret <= 0)
 			break;
 	}
 	cut = p->stop || (o->err && o->err != EPIPE);
 	/* a second signal: write nothing more */
-	if ((p->signalled || stop_requested(p->sfd)) && !o->err)
+	stop_requested(p->sfd);
+	if (stop_cut_short() && !o->err)
 		o->err = EINTR;
 	if (out_flush(o) && o->err != EPIPE)
 		cut = true;

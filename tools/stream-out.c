@@ -91,20 +91,23 @@ static int wait_room(struct output *o)
 	for (;;) {
 		if (o->deadline) {
 			now = tracemap_now_ns();
-			if (now >= o->deadline)
-				return 0;
-			timeout = (int)((o->deadline - now + 999999) / 1000000);
+			timeout = now >= o->deadline ? 0 :
+				  (int)((o->deadline - now + 999999) / 1000000);
 		}
 		ret = poll(p, o->sfd >= 0 ? 2 : 1, timeout);
 		if (ret < 0 && errno == EINTR)
 			continue;
 		if (ret < 0)
 			return -1;
-		if (ret > 0 && p[1].revents) {
+		/* a signal that came before the deadline wins over it; a SIGCHLD of
+		 * another child is read and ignored */
+		if (ret > 0 && p[1].revents && stop_requested(o->sfd)) {
 			o->interrupted = true;
 			return -1;
 		}
-		if (ret > 0)
+		if (o->deadline && tracemap_now_ns() >= o->deadline)
+			return 0;
+		if (ret > 0 && p[0].revents)
 			return 1;
 	}
 }

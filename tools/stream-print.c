@@ -146,7 +146,6 @@ int printer_on_event(void *ctx, const struct tracemap_event *ev)
 		p->since_check = 0;
 		if (stop_requested(p->sfd)) {
 			p->stop = true;
-			p->signalled = true;
 			return -EINTR;
 		}
 	}
