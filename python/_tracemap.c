@@ -1239,7 +1239,8 @@ static PyObject *stream_stats(StreamObject *st, PyObject *unused)
 		STAT(events), STAT(bytes), STAT(lost), STAT(lost_unknown), STAT(corrupt),
 		STAT(pages), STAT(get_reader), STAT(reads), STAT(wakeups), STAT(kernel_entries),
 		STAT(kernel_overrun), STAT(kernel_read), STAT(late), STAT(stolen), STAT(own),
-		STAT(skipped),
+		STAT(helper), STAT(cleared), STAT(gaps_possible), STAT(held), STAT(skipped),
+		STAT(ring_scans),
 	};
 	struct tracemap_cpu_stats cs;
 	struct tracemap_cpu *c;
@@ -1347,12 +1348,15 @@ static PyMethodDef stream_methods[] = {
 	  "A file descriptor that is readable when consume() has events to\n"
 	  "deliver: for selectors, select and asyncio's loop.add_reader()."),
 	STREAM_METHOD(stats, METH_NOARGS, "stats() -> dict\n\n"
-	  "Per-CPU statistics {cpu: {name: value}}: events, bytes, lost (known\n"
-	  "counts), lost_unknown (gaps without a count), corrupt, pages,\n"
-	  "get_reader, reads, wakeups, kernel_entries, kernel_overrun,\n"
-	  "kernel_read, late, stolen (taken by another consumer), own (left\n"
-	  "out by self-filtering), skipped (read() backend: events the kernel\n"
-	  "stepped past, included in lost)."),
+	  "Per-CPU statistics {cpu: {name: value}}, libtracemap's struct\n"
+	  "tracemap_cpu_stats (tracemap-python(7) says what each counts): events,\n"
+	  "bytes, lost (known counts), lost_unknown (gaps without a count),\n"
+	  "corrupt, pages, get_reader, reads, wakeups, kernel_entries,\n"
+	  "kernel_overrun, kernel_read, late, stolen (taken by another consumer),\n"
+	  "own (events of this process's threads and those they caused, left out\n"
+	  "by self_filter), helper (sched_waking events enabled only for that\n"
+	  "check, left out, not in own), cleared (resets of the buffer seen, each\n"
+	  "a gap in lost_unknown), gaps_possible, held, skipped, ring_scans."),
 	STREAM_METHOD(restore_events, METH_NOARGS, "restore_events()\n\n"
 	  "Put back the events, filters and pids the stream set up, and keep\n"
 	  "reading: for a final drain that ends (close() does it too)."),

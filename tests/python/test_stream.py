@@ -296,6 +296,53 @@ def test_callback_exception_propagates():
             poll_until(s, lambda: False, 5)
 
 
+def test_stats_cleared(instance):
+    """A buffer cleared (echo > trace) while read: one LostEvents without a count, cleared 1."""
+    d = idir(instance)
+    cpu = min(os.sched_getaffinity(0))
+    with tracemap.Stream(instance, cpus=[cpu], timeout_ms=300) as s:
+        write_markers(d, 0, 400, cpu=cpu)
+        for i in range(20):
+            assert marker_seq(s.read(5000)) == i
+        write_file(os.path.join(d, "trace"), "\n")
+        write_markers(d, 100000, 3000, cpu=cpu)
+        items = [item if isinstance(item, tracemap.LostEvents) else marker_seq(item)
+                 for item in s]
+        stats = s.stats()[cpu]
+    gaps = [i for i, item in enumerate(items) if isinstance(item, tracemap.LostEvents)]
+    assert len(gaps) == 1 and items[gaps[0]].count is None, items[:gaps[0] + 2]
+    # what the reader held before the reset, in order, then every marker after it
+    before = items[:gaps[0]]
+    assert before == list(range(20, 20 + len(before)))
+    assert items[gaps[0] + 1:] == list(range(100000, 103000))
+    assert (stats["cleared"], stats["lost_unknown"], stats["lost"]) == (1, 1, 0), stats
+
+
+@needs_mmap
+def test_stats_helper(instance):
+    """sched_waking, on only for the self check, is counted in helper: not delivered, not own."""
+    d = idir(instance)
+    write_file(os.path.join(d, "buffer_size_kb"), "16384")
+    names = set()
+    with tracemap.Stream(instance, events=["sched:sched_switch"], mode="follow") as s:
+        assert s.events == ["sched:sched_switch", "sched:sched_waking"]
+        subprocess.run(["sh", "-c", "for i in 1 2 3 4 5; do sleep 0.01; done"], check=True)
+        write_file(os.path.join(d, "tracing_on"), "0")
+        while True:
+            ev = s.read(300)
+            if ev is None:
+                break
+            assert isinstance(ev, tracemap.Event), "events lost in a 16 MiB buffer: %r" % (ev,)
+            names.add(ev.name)
+        stats = s.stats()
+    assert names == {"sched_switch"}
+    # the same buffer, unfiltered: every sched_waking the stream left out as its helper
+    with tracemap.Stream(instance, mode="snapshot", self_filter=False) as s:
+        wakings = sum(1 for ev in s if ev.name == "sched_waking")
+    helper = sum(c["helper"] for c in stats.values())
+    assert wakings > 0 and helper == wakings, (helper, wakings)
+
+
 # ---------------------------------------------------------------- modes
 
 @needs_mmap
