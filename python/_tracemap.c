@@ -123,6 +123,7 @@ struct StreamObject {
 	PyObject *pending;		/* pull: the event that follows a LostEvents */
 	PyThreadState *tstate;		/* saved while the library runs without the GIL */
 	StreamObject *next_open;	/* the list of open streams, closed at exit */
+	PyInterpreterState *interp;	/* the interpreter whose exit closes it */
 	char *instance;			/* NULL: the top-level buffer */
 	char tfs[PATH_MAX];
 	char idir[PATH_MAX];
@@ -899,6 +900,7 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 	if (lost != Py_None)
 		st->lost_cb = Py_NewRef(lost);
 	st->owner = getpid();
+	st->interp = PyInterpreterState_Get();
 
 	tracemap_clear_error();
 	if (tracemap_tracefs_dir(tracefs, st->tfs, sizeof(st->tfs)) < 0) {
@@ -1400,14 +1402,23 @@ static PyTypeObject StreamType = {
 
 /* -------------------------------------------------------------- module */
 
-/* atexit: an interpreter that exits with streams open leaves tracefs as it found it */
+/*
+ * atexit: an interpreter that exits with streams open leaves tracefs as it
+ * found it. The list is the process's; a subinterpreter that ends closes
+ * its own streams, not those of the others.
+ */
 static PyObject *close_all(PyObject *mod, PyObject *unused)
 {
-	while (open_streams) {
-		StreamObject *st = open_streams;
+	PyInterpreterState *interp = PyInterpreterState_Get();
+	StreamObject **p = &open_streams, *st;
 
+	while ((st = *p)) {
+		if (st->interp != interp) {
+			p = &st->next_open;
+			continue;
+		}
 		stream_teardown(st);
-		if (open_streams == st)
+		if (*p == st)
 			unlink_open(st);
 	}
 	Py_RETURN_NONE;
@@ -1457,7 +1468,11 @@ static int tracemap_exec(PyObject *m)
 	return 0;
 }
 
-/* PEP 489: the types and the library's state are process-wide, one per process */
+/*
+ * PEP 489 multi-phase init. The static types, the library's state and the
+ * list of open streams are the process's; each stream notes its
+ * interpreter, whose exit (close_all) closes it.
+ */
 static PyModuleDef_Slot tracemap_slots[] = {
 	{ Py_mod_exec, tracemap_exec },
 	{ 0, NULL },

@@ -688,7 +688,7 @@ pid = os.fork()
 if pid == 0:
     code = 0
     for call in (lambda: s.poll(0), lambda: s.read(0), lambda: next(iter(s)), s.consume,
-                 s.stats, s.fileno):
+                 s.stats, s.fileno, s.restore_events):
         try:
             call()
             code = 3
@@ -717,6 +717,32 @@ def test_fork_child_refused():
     code, private = r.stdout.split()
     assert code == "0", r.stdout + r.stderr
     assert private not in instances()
+
+
+SUBINTERPRETER_SCRIPT = """
+import _xxsubinterpreters as si
+import tracemap
+s = tracemap.Stream(events=['sched:sched_switch'], callback=lambda e: None)
+i = si.create()
+si.run_string(i, "import tracemap; t = tracemap.Stream(mode='follow'); print(t.instance)")
+# its exit closes its own stream (atexit), not this interpreter's
+si.destroy(i)
+print(s.closed, s.instance, flush=True)
+s.poll(0)
+"""
+
+
+def test_subinterpreter_closes_its_own():
+    """A subinterpreter that ends closes the streams it opened, and only those."""
+    pytest.importorskip("_xxsubinterpreters")
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "build", "python"))
+    r = subprocess.run([sys.executable, "-c", SUBINTERPRETER_SCRIPT], capture_output=True,
+                       text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    sub, closed, main = r.stdout.split()
+    assert closed == "False", "the subinterpreter's exit closed the main one's stream"
+    assert sub.startswith("tracemap-py-") and main.startswith("tracemap-py-") and sub != main
+    assert not {sub, main} & instances()
 
 
 SIGNALS_SCRIPT = """
