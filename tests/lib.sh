@@ -60,6 +60,35 @@ tl_wait() {
 # tl_file_is FILE VALUE: FILE holds VALUE (a condition for tl_wait)
 tl_file_is() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
 
+# tl_gone PID: PID has ended: gone, or a zombie not reaped yet (a condition
+# for tl_wait)
+tl_gone() { [ ! -e "/proc/$1" ] || grep -qs ') Z' "/proc/$1/stat"; }
+
+# tl_ended PID WHAT: PID, a child of this shell, ends within 10 s (WHAT is
+# what should end it); its exit status in tl_rc
+tl_ended() {
+	tl_wait 10 tl_gone "$1" || tl_fail "$2 did not end the stream within 10 s"
+	wait "$1"
+	tl_rc=$?
+}
+
+# tl_stream_started IDIR ERR: a `tracemap stream -e sched:sched_switch` of
+# instance directory IDIR has started: sched_switch is on, then sched_waking
+# (the stream's own, enabled last); otherwise ERR (its stderr) is shown
+tl_stream_started() {
+	{ tl_wait 10 tl_file_is "$1/events/sched/sched_switch/enable" 1 &&
+		tl_wait 10 tl_file_is "$1/events/sched/sched_waking/enable" 1; } ||
+		{ cat "$2"; tl_fail "the stream did not start"; }
+}
+
+# tl_put_back IDIR BEFORE WHAT: after WHAT, IDIR is as BEFORE (tl_instance_state's
+# output) says, and no state file is left in $TRACEMAP_STATE_DIR
+tl_put_back() {
+	tl_instance_state "$1" > "$TL_TMP/put-back.txt"
+	diff -u "$2" "$TL_TMP/put-back.txt" || tl_fail "$3: the instance was not put back"
+	[ -z "$(ls "${TRACEMAP_STATE_DIR:?}" 2> /dev/null)" ] || tl_fail "$3: a state file was left"
+}
+
 # tl_instance TAG [buffer_kb]: create a uniquely named instance, print its name.
 tl_instance() {
 	name="tmtest-$1-$$-$(date +%s%N | tail -c 7)"

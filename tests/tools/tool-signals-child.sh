@@ -21,41 +21,23 @@ idir=$TL_TRACEFS/instances/$inst
 echo 37 > "$idir/buffer_percent"
 tl_instance_state "$idir" > before.txt
 EN=$idir/events/sched/sched_switch/enable
-WK=$idir/events/sched/sched_waking/enable
-
-started() {
-	{ tl_wait 10 tl_file_is "$EN" 1 && tl_wait 10 tl_file_is "$WK" 1; } ||
-		{ cat err.txt; tl_fail "the stream did not start"; }
-}
-ended() {
-	tl_wait 10 sh -c "[ ! -e /proc/$tm ] || grep -qs ') Z' /proc/$tm/stat" ||
-		tl_fail "$1 did not end the stream within 10 s"
-	wait $tm
-	rc=$?
-}
-put_back() {
-	tl_instance_state "$idir" > after.txt
-	diff -u before.txt after.txt || tl_fail "$1: the instance was not put back"
-	[ -z "$(ls "$TRACEMAP_STATE_DIR" 2> /dev/null)" ] || tl_fail "$1: a state file was left"
-}
-gone_or_zombie() { [ ! -e "/proc/$1" ] || grep -qs ') Z' "/proc/$1/stat"; }
 
 # 1. a child inherited through exec ends: the stream goes on
 ( sleep 1 & echo $! > child.pid; exec "$TM" stream -B "$inst" -e sched:sched_switch ) \
 	> out.txt 2> err.txt &
 tm=$!
 tl_bg $tm
-started
-tl_wait 10 gone_or_zombie "$(cat child.pid)" || tl_fail "the inherited sleep did not end"
+tl_stream_started "$idir" err.txt
+tl_wait 10 tl_gone "$(cat child.pid)" || tl_fail "the inherited sleep did not end"
 tl_markers "$inst" 0 0 1
 tl_wait 10 grep -q 'seq=0' out.txt ||
 	{ cat err.txt; tl_fail "the stream ended with its inherited child (no marker after it)"; }
 kill -0 $tm 2> /dev/null || tl_fail "the stream is gone after its inherited child ended"
 kill -INT $tm
-ended SIGINT
-[ $rc -eq 0 ] || { cat err.txt; tl_fail "exit $rc after SIGINT"; }
+tl_ended $tm SIGINT
+[ $tl_rc -eq 0 ] || { cat err.txt; tl_fail "exit $tl_rc after SIGINT"; }
 grep -Eq '^ +all +[0-9]+ ' err.txt || tl_fail "no statistics after SIGINT"
-put_back "inherited child"
+tl_put_back "$idir" before.txt "inherited child"
 tl_log "an inherited child's SIGCHLD: the stream went on, SIGINT stopped it"
 
 # the traced command's end still ends the stream, even with an inherited child
@@ -63,20 +45,20 @@ tl_log "an inherited child's SIGCHLD: the stream went on, SIGINT stopped it"
 	> out.txt 2> err.txt &
 tm=$!
 tl_bg $tm
-ended "the traced command's end"
-[ $rc -eq 0 ] || { cat err.txt; tl_fail "exit $rc after the command ended"; }
-put_back "command"
+tl_ended $tm "the traced command's end"
+[ $tl_rc -eq 0 ] || { cat err.txt; tl_fail "exit $tl_rc after the command ended"; }
+tl_put_back "$idir" before.txt "command"
 
 # 2. real-time signals stop it like SIGINT
 for sig in RTMIN RTMAX; do
 	"$TM" stream -B "$inst" -e sched:sched_switch > out.txt 2> err.txt &
 	tm=$!
 	tl_bg $tm
-	started
+	tl_stream_started "$idir" err.txt
 	kill -$sig $tm
-	ended "SIG$sig"
-	[ $rc -eq 0 ] || { cat err.txt; tl_fail "SIG$sig: exit $rc"; }
-	put_back "SIG$sig"
+	tl_ended $tm "SIG$sig"
+	[ $tl_rc -eq 0 ] || { cat err.txt; tl_fail "SIG$sig: exit $tl_rc"; }
+	tl_put_back "$idir" before.txt "SIG$sig"
 done
 tl_log "SIGRTMIN, SIGRTMAX: stopped, put back"
 
@@ -85,9 +67,9 @@ for sig in ILL SEGV SYS; do
 	"$TM" stream -B "$inst" -e sched:sched_switch > out.txt 2> err.txt &
 	tm=$!
 	tl_bg $tm
-	started
+	tl_stream_started "$idir" err.txt
 	kill -$sig $tm
-	ended "SIG$sig"
+	tl_ended $tm "SIG$sig"
 	[ "$(cat "$EN")" = 1 ] || tl_fail "SIG$sig: nothing left to repair (the test is wrong)"
 	killed=$tm
 	"$TM" stream -B "$inst" > out.txt 2> err.txt &
@@ -98,7 +80,7 @@ for sig in ILL SEGV SYS; do
 		{ cat err.txt; tl_fail "after SIG$sig the next stream did not say what it repaired"; }
 	[ "$(cat "$EN")" = 0 ] || tl_fail "after SIG$sig the next stream left sched_switch enabled"
 	kill -INT $tm
-	ended SIGINT
-	put_back "SIG$sig, then a stream"
+	tl_ended $tm SIGINT
+	tl_put_back "$idir" before.txt "SIG$sig, then a stream"
 done
 tl_log "SIGILL, SIGSEGV, SIGSYS: the next stream put back what was left"

@@ -24,40 +24,22 @@ start() {
 	tm=$!
 	tl_bg $tm
 }
-# started: both events on (sched_waking, the stream's own, comes last)
-WK=$idir/events/sched/sched_waking/enable
-started() {
-	{ tl_wait 10 tl_file_is "$EN" 1 && tl_wait 10 tl_file_is "$WK" 1; } ||
-		{ cat err.txt; tl_fail "the stream did not start"; }
-}
-# ended: the stream process is gone (or a zombie) within 10 s; rc is its status
-ended() {
-	tl_wait 10 sh -c "[ ! -e /proc/$tm ] || grep -qs ') Z' /proc/$tm/stat" ||
-		tl_fail "$1 did not end the stream within 10 s"
-	wait $tm
-	rc=$?
-}
-put_back() {
-	tl_instance_state "$idir" > after.txt
-	diff -u before.txt after.txt || tl_fail "$1: the instance was not put back"
-	[ -z "$(ls "$TRACEMAP_STATE_DIR" 2> /dev/null)" ] || tl_fail "$1: a state file was left"
-}
 
 # 1. every catchable stop signal: exit 0, everything put back
 for sig in QUIT USR1 USR2 ALRM; do
 	start "$TM" stream -B "$inst" -e sched:sched_switch
-	started
+	tl_stream_started "$idir" err.txt
 	kill -$sig $tm
-	ended "SIG$sig"
-	[ $rc -eq 0 ] || { cat err.txt; tl_fail "SIG$sig: exit $rc"; }
+	tl_ended $tm "SIG$sig"
+	[ $tl_rc -eq 0 ] || { cat err.txt; tl_fail "SIG$sig: exit $tl_rc"; }
 	grep -Eq '^ +all +[0-9]+ ' err.txt || tl_fail "SIG$sig: no statistics"
-	put_back "SIG$sig"
+	tl_put_back "$idir" before.txt "SIG$sig"
 done
 tl_log "SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM: stopped, put back"
 
 # 2. nohup: SIGHUP is ignored; SIGINT still stops it
 start nohup "$TM" stream -B "$inst" -e sched:sched_switch
-started
+tl_stream_started "$idir" err.txt
 kill -HUP $tm
 tl_markers "$inst" 0 0 1
 tl_wait 10 grep -q 'seq=0' out.txt || tl_fail "no marker after the SIGHUP"
@@ -65,15 +47,15 @@ tl_wait 10 grep -q 'seq=0' out.txt || tl_fail "no marker after the SIGHUP"
 tl_wait 2 grep -Eq '^ +all ' err.txt && tl_fail "SIGHUP stopped the stream under nohup"
 kill -0 $tm 2> /dev/null || tl_fail "the stream ended after SIGHUP under nohup"
 kill -INT $tm
-ended SIGINT
-put_back "nohup"
+tl_ended $tm SIGINT
+tl_put_back "$idir" before.txt "nohup"
 tl_log "nohup: SIGHUP ignored, SIGINT stopped it"
 
 # 3. SIGKILL with -B: left changed, stat says so, reset puts it back
 start "$TM" stream -B "$inst" -e sched:sched_switch
-started
+tl_stream_started "$idir" err.txt
 kill -KILL $tm
-ended SIGKILL
+tl_ended $tm SIGKILL
 [ "$(cat "$EN")" = 1 ] && [ "$(cat "$idir/buffer_percent")" = 50 ] ||
 	tl_fail "SIGKILL: the changes are not there to repair (the test is wrong)"
 "$TM" stat -B "$inst" > stat.txt 2> err.txt || tl_fail "stat failed"
@@ -83,7 +65,7 @@ grep -q "tracemap pid $tm ended without putting back $inst with 2 event(s) enabl
 [ "$(cat "$EN")" = 1 ] || tl_fail "stat changed the instance"
 "$TM" reset > out.txt 2> err.txt || { cat err.txt; tl_fail "reset failed"; }
 grep -q "put back what tracemap pid $tm" err.txt || { cat err.txt; tl_fail "reset said nothing"; }
-put_back "SIGKILL + reset"
+tl_put_back "$idir" before.txt "SIGKILL + reset"
 "$TM" reset > out.txt 2> err.txt || tl_fail "a second reset failed"
 grep -q "nothing to put back" out.txt || tl_fail "a second reset found something"
 tl_log "SIGKILL -B: stat said so, reset put it back"
@@ -94,7 +76,7 @@ priv=$TL_TRACEFS/instances/tracemap-$tm
 tl_track_instance "tracemap-$tm"
 tl_wait 10 tl_file_is "$priv/events/sched/sched_switch/enable" 1 || tl_fail "no private instance"
 kill -KILL $tm
-ended SIGKILL
+tl_ended $tm SIGKILL
 [ -d "$priv" ] || tl_fail "SIGKILL: the private instance is gone (the test is wrong)"
 killed=$tm
 start "$TM" stream -B "$inst"
@@ -103,6 +85,6 @@ tl_wait 10 tl_file_is "$idir/buffer_percent" 50 || tl_fail "the next stream did 
 grep -q "put back what tracemap pid $killed .*private instance" err.txt ||
 	{ cat err.txt; tl_fail "the next stream did not say what it repaired"; }
 kill -INT $tm
-ended SIGINT
-put_back "SIGKILL, private"
+tl_ended $tm SIGINT
+tl_put_back "$idir" before.txt "SIGKILL, private"
 echo "signals and recovery: all checks passed"
