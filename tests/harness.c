@@ -403,6 +403,29 @@ void th_fixture_drop(struct th_fixture *f)
 	th_fixture_clear_got(f);
 }
 
+static struct th_fixture *run_fixture;
+
+static int fixture_setup(void **state)
+{
+	th_save_affinity();
+	return 0;
+}
+
+int th_fixture_teardown(void **state)
+{
+	th_fixture_drop(run_fixture);
+	th_restore_affinity();
+	return 0;
+}
+
+int th_fixture_run(const char *name, const struct CMUnitTest *tests, size_t n,
+		   struct th_fixture *f)
+{
+	run_fixture = f;
+	th_require_mmap();
+	return _cmocka_run_group_tests(name, tests, n, fixture_setup, th_fixture_teardown) ? 1 : 0;
+}
+
 void th_fixture_new(struct th_fixture *f, int buffer_kb, int subbuf_kb)
 {
 	char path[512];

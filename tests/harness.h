@@ -236,4 +236,16 @@ void th_fixture_close(struct th_fixture *f, struct tracemap_cpu *c);
 /* Write markers first..first+count-1 from the calling thread's CPU */
 void th_fixture_write_markers(struct th_fixture *f, unsigned int first, unsigned int count);
 
+/*
+ * The main() of a kernel test of the mapping over the fixture @f: exit 77
+ * without the mapping, the thread's CPU affinity saved, and after every test
+ * (give each th_fixture_teardown) and the group @f dropped and the affinity
+ * restored. Returns the exit status.
+ */
+int th_fixture_run(const char *name, const struct CMUnitTest *tests, size_t n,
+		   struct th_fixture *f);
+#define th_fixture_run_tests(tests, f) \
+	th_fixture_run(#tests, tests, sizeof(tests) / sizeof((tests)[0]), f)
+int th_fixture_teardown(void **state);
+
 #endif

@@ -240,31 +240,17 @@ static void test_clock_stream(void **state)
 	tracemap_stream_close(s);
 }
 
-static int setup(void **state)
-{
-	th_save_affinity();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	th_fixture_drop(&fx);
-	th_restore_affinity();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_clear_mid_stream_mmap, teardown),
-		cmocka_unit_test_teardown(test_clear_mid_stream_read, teardown),
-		cmocka_unit_test_teardown(test_clear_two_rounds_mmap, teardown),
-		cmocka_unit_test_teardown(test_clear_two_rounds_read, teardown),
-		cmocka_unit_test_teardown(test_clock_mid_stream_mmap, teardown),
-		cmocka_unit_test_teardown(test_clock_two_rounds_read, teardown),
-		cmocka_unit_test_teardown(test_clock_stream, teardown),
+		cmocka_unit_test_teardown(test_clear_mid_stream_mmap, th_fixture_teardown),
+		cmocka_unit_test_teardown(test_clear_mid_stream_read, th_fixture_teardown),
+		cmocka_unit_test_teardown(test_clear_two_rounds_mmap, th_fixture_teardown),
+		cmocka_unit_test_teardown(test_clear_two_rounds_read, th_fixture_teardown),
+		cmocka_unit_test_teardown(test_clock_mid_stream_mmap, th_fixture_teardown),
+		cmocka_unit_test_teardown(test_clock_two_rounds_read, th_fixture_teardown),
+		cmocka_unit_test_teardown(test_clock_stream, th_fixture_teardown),
 	};
 
-	th_require_mmap();
-	return cmocka_run_group_tests(tests, setup, teardown) ? 1 : 0;
+	return th_fixture_run_tests(tests, &fx);
 }

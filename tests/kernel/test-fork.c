@@ -203,27 +203,13 @@ static void test_stream(void **state)
 	free(v);
 }
 
-static int setup(void **state)
-{
-	th_save_affinity();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	th_fixture_drop(&fx);
-	th_restore_affinity();
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_reader_mmap, teardown),
-		cmocka_unit_test_teardown(test_reader_read, teardown),
-		cmocka_unit_test_teardown(test_stream, teardown),
+		cmocka_unit_test_teardown(test_reader_mmap, th_fixture_teardown),
+		cmocka_unit_test_teardown(test_reader_read, th_fixture_teardown),
+		cmocka_unit_test_teardown(test_stream, th_fixture_teardown),
 	};
 
-	th_require_mmap();
-	return cmocka_run_group_tests(tests, setup, teardown) ? 1 : 0;
+	return th_fixture_run_tests(tests, &fx);
 }

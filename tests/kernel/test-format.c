@@ -868,6 +868,18 @@ static void test_short_records(void **state)
 	free(rec);
 }
 
+/* Free the formatter and sides a test made for itself; the group's are back */
+static void own_sides_drop(struct tracemap_format *saved_fmt, const struct side *saved_ours,
+			   const struct side *saved_ref)
+{
+	tracemap_format_free(fmt);
+	side_free(&ours);
+	side_free(&ref);
+	fmt = saved_fmt;
+	ours = *saved_ours;
+	ref = *saved_ref;
+}
+
 /*
  * A handler of a plugin that is not libtraceevent's own sched_switch plugin,
  * from a file whose path still names it (here the kmem plugin, copied into
@@ -899,12 +911,7 @@ static void test_foreign_handler(void **state)
 	/* the kmem plugin libtraceevent loaded, copied */
 	if (!kfree_ev->handler || !dladdr((void *)kfree_ev->handler, &info)) {
 		printf("SKIP: libtraceevent's kmem plugin is not installed\n");
-		tracemap_format_free(fmt);
-		side_free(&ours);
-		side_free(&ref);
-		fmt = saved_fmt;
-		ours = saved_ours;
-		ref = saved_ref;
+		own_sides_drop(saved_fmt, &saved_ours, &saved_ref);
 		skip();
 	}
 	assert_non_null(mkdtemp(dir));
@@ -939,12 +946,7 @@ static void test_foreign_handler(void **state)
 	assert_string_equal(tracemap_format_fallback(fmt, sw->id), "plugin handler");
 	assert_int_equal(diffs, 0);
 
-	tracemap_format_free(fmt);
-	side_free(&ours);
-	side_free(&ref);
-	fmt = saved_fmt;
-	ours = saved_ours;
-	ref = saved_ref;
+	own_sides_drop(saved_fmt, &saved_ours, &saved_ref);
 	dlclose(dl);
 }
 

@@ -157,6 +157,32 @@ static int next_event(struct tracemap_cpu *c, struct tracemap_event *ev)
 	return ret;
 }
 
+/* A call that returns no event after @looks looks at (@unread unread, @nread read) */
+static void no_event(struct tracemap_cpu *c, unsigned int looks, unsigned long unread,
+		     unsigned long nread)
+{
+	struct tracemap_event ev;
+
+	plan_times(looks, unread, nread);
+	assert_int_equal(next_event(c, &ev), 0);
+}
+
+/*
+ * A page with one event at @ts appended and read, the counters at (@unread
+ * unread, @nread read) for the look after it: the event comes with @missed.
+ */
+static void page_event(struct tracemap_cpu *c, uint64_t ts, unsigned long unread,
+		       unsigned long nread, long long missed)
+{
+	struct tracemap_event ev;
+
+	append_page(ts);
+	plan(unread, 0, nread);
+	assert_int_equal(next_event(c, &ev), 1);
+	assert_int_equal(ev.missed, missed);
+	assert_int_equal(ev.ts, ts);
+}
+
 /*
  * A call that finds @unread events out of reach (@nread read): the first
  * look, read() again between two looks, the same from the reader's CPU,
@@ -167,10 +193,8 @@ static void skip_reported(struct tracemap_cpu *c, unsigned long unread, unsigned
 			  uint64_t lost, uint64_t skipped)
 {
 	struct tracemap_cpu_stats st;
-	struct tracemap_event ev;
 
-	plan_times(6, unread, nread);
-	assert_int_equal(next_event(c, &ev), 0);
+	no_event(c, 6, unread, nread);
 	st = stats_of(c, unread, nread);
 	assert_int_equal(st.lost, lost);
 	assert_int_equal(st.skipped, skipped);
@@ -182,23 +206,15 @@ static void skip_reported(struct tracemap_cpu *c, unsigned long unread, unsigned
 static void test_skipped(void **state)
 {
 	struct tracemap_cpu *c = open_reader(0, 10);
-	struct tracemap_event ev;
 
 	skip_reported(c, 4, 10, 4, 4);
 
 	/* still 4: told already, one look */
-	plan_times(1, 4, 10);
-	assert_int_equal(next_event(c, &ev), 0);
+	no_event(c, 1, 4, 10);
 
-	/* the next event carries the loss */
-	append_page(1000);
-	/* the look for a reset after the page: its event read */
-	plan(4, 0, 11);
-	assert_int_equal(next_event(c, &ev), 1);
-	assert_int_equal(ev.missed, 4);
-	assert_int_equal(ev.ts, 1000);
-	plan_times(1, 4, 11);
-	assert_int_equal(next_event(c, &ev), 0);
+	/* the next event carries the loss (the look for a reset after its page reads it) */
+	page_event(c, 1000, 4, 11, 4);
+	no_event(c, 1, 4, 11);
 
 	/* 2 more skipped later: only they are reported */
 	skip_reported(c, 6, 11, 6, 6);
@@ -239,12 +255,10 @@ static void test_writer_in_flight(void **state)
 static void test_reset(void **state)
 {
 	struct tracemap_cpu *c = open_reader(0, 10);
-	struct tracemap_event ev;
 
 	skip_reported(c, 4, 10, 4, 4);
 	/* echo > trace: every counter back to 0, then 3 written and skipped */
-	plan_times(1, 0, 0);
-	assert_int_equal(next_event(c, &ev), 0);
+	no_event(c, 1, 0, 0);
 	skip_reported(c, 3, 0, 7, 3);
 	tracemap_cpu_close(c);
 }
@@ -258,21 +272,11 @@ static void test_cleared(void **state)
 {
 	struct tracemap_cpu *c = open_reader(0, 10);
 	struct tracemap_cpu_stats st;
-	struct tracemap_event ev;
 
-	append_page(1000);
-	plan(0, 0, 11);
-	assert_int_equal(next_event(c, &ev), 1);
-	assert_int_equal(ev.missed, 0);
+	page_event(c, 1000, 0, 11, 0);
 	/* cleared: 1 event read since, not 12 */
-	append_page(2000);
-	plan(0, 0, 1);
-	assert_int_equal(next_event(c, &ev), 1);
-	assert_int_equal(ev.missed, TRACEMAP_LOST_UNKNOWN);
-	append_page(3000);
-	plan(0, 0, 2);
-	assert_int_equal(next_event(c, &ev), 1);
-	assert_int_equal(ev.missed, 0);
+	page_event(c, 2000, 0, 1, TRACEMAP_LOST_UNKNOWN);
+	page_event(c, 3000, 0, 2, 0);
 	st = stats_of(c, 0, 2);
 	assert_int_equal(st.cleared, 1);
 	assert_int_equal(st.lost_unknown, 1);
@@ -318,10 +322,8 @@ static void test_other_cpu(void **state)
 {
 	struct tracemap_cpu *c = open_reader(CPU_SETSIZE - 1, 10);
 	struct tracemap_cpu_stats st;
-	struct tracemap_event ev;
 
-	plan_times(3, 4, 10);
-	assert_int_equal(next_event(c, &ev), 0);
+	no_event(c, 3, 4, 10);
 	st = stats_of(c, 4, 10);
 	assert_int_equal(st.lost, 0);
 	assert_int_equal(st.skipped, 0);
@@ -355,14 +357,10 @@ static void test_move_back_fails(void **state)
 	assert_int_equal(st.lost, 4);
 
 	/* told once; 2 more skipped are not told without a move, and no move any more */
-	plan_times(3, 6, 10);
-	assert_int_equal(next_event(c, &ev), 0);
+	no_event(c, 3, 6, 10);
 	assert_int_equal(aff.calls, 2);
 	/* the loss still goes out with the next event */
-	append_page(1000);
-	plan(6, 0, 11);
-	assert_int_equal(next_event(c, &ev), 1);
-	assert_int_equal(ev.missed, 4);
+	page_event(c, 1000, 6, 11, 4);
 	st = stats_of(c, 6, 11);
 	assert_int_equal(st.lost, 4);
 	aff.fail_call = 0;
