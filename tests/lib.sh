@@ -89,6 +89,33 @@ tl_put_back() {
 	[ -z "$(ls "${TRACEMAP_STATE_DIR:?}" 2> /dev/null)" ] || tl_fail "$3: a state file was left"
 }
 
+# tl_tests_to_interrupt: three tests in the current directory for a run that
+# Ctrl-C stops: ok.sh passes; long.sh runs until a signal (its pid and its
+# child's in long.pid and long.child; long.cleaned once it cleaned up);
+# after.sh touches after.ran
+tl_tests_to_interrupt() {
+	printf '#!/bin/sh\nexit 0\n' > ok.sh
+	cat > long.sh <<EOS
+#!/bin/sh
+trap 'echo cleaned > "$PWD/long.cleaned"; exit 130' TERM INT
+sleep 600 &
+echo \$! > "$PWD/long.child"
+echo \$\$ > "$PWD/long.pid"
+wait
+EOS
+	printf '#!/bin/sh\ntouch "%s/after.ran"\n' "$PWD" > after.sh
+	chmod +x ok.sh long.sh after.sh
+}
+
+# tl_interrupted OUT: after the stop, long.sh cleaned up, it and its child are
+# gone and after.sh did not run (OUT, the run's output, is shown otherwise)
+tl_interrupted() {
+	[ -f long.cleaned ] || { cat "$1"; tl_fail "the interrupted test did not get to clean up"; }
+	tl_wait 10 sh -c "! kill -0 $(cat long.pid) 2> /dev/null && ! kill -0 $(cat long.child) 2> /dev/null" ||
+		tl_fail "the interrupted test or its child still runs"
+	[ ! -e after.ran ] || { cat "$1"; tl_fail "a test after the interrupted one ran"; }
+}
+
 # tl_instance TAG [buffer_kb]: create a uniquely named instance, print its name.
 tl_instance() {
 	name="tmtest-$1-$$-$(date +%s%N | tail -c 7)"

@@ -47,8 +47,7 @@ once exact.sh "$MARK load; checks with tc_expect_seqs"
 runner ./exact.sh && { cat out.txt; tl_fail "an exact-count test carried the mark and passed"; }
 grep -q "checks exact counts" out.txt || { cat out.txt; tl_fail "no word on the refused mark"; }
 
-printf '#!/bin/sh\nexit 0\n' > ok.sh
-chmod +x ok.sh
+tl_tests_to_interrupt
 runner ./ok.sh || { cat out.txt; tl_fail "a passing test failed the run"; }
 
 # a kernel log line during the run fails it; a private pattern keeps the
@@ -75,16 +74,6 @@ fi
 # the runner stops at once, the test's process group gets SIGTERM and cleans
 # up, its children are gone, the tests after it do not run, the summary so
 # far is printed and the exit status is 130
-cat > long.sh <<EOS
-#!/bin/sh
-trap 'echo cleaned > "$TL_TMP/long.cleaned"; exit 130' TERM INT
-sleep 600 &
-echo \$! > "$TL_TMP/long.child"
-echo \$\$ > "$TL_TMP/long.pid"
-wait
-EOS
-printf '#!/bin/sh\ntouch "%s/after.ran"\n' "$TL_TMP" > after.sh
-chmod +x long.sh after.sh
 # a background job of this shell starts with SIGINT ignored: make's runner does not
 TEST_LOGDIR=$TL_TMP/logs DMESG_CHECK=0 setsid env --default-signal=INT \
 	sh "$RUNNER" ./ok.sh ./long.sh ./after.sh > int.txt 2>&1 &
@@ -100,9 +89,6 @@ rc=$?
 [ $rc -eq 130 ] || { cat int.txt; tl_fail "the interrupted runner exited $rc, not 130"; }
 grep -q "INTERRUPTED  ./long.sh" int.txt && grep -q "^1 passed, 0 failed, 0 skipped" int.txt ||
 	{ cat int.txt; tl_fail "no word on the interrupted test or no summary so far"; }
-[ -f long.cleaned ] || tl_fail "the interrupted test did not get to clean up"
-tl_wait 10 sh -c "! kill -0 $(cat long.pid) 2> /dev/null && ! kill -0 $(cat long.child) 2> /dev/null" ||
-	tl_fail "the interrupted test or its child still runs"
-[ ! -e after.ran ] || tl_fail "a test after the interrupted one ran"
+tl_interrupted int.txt
 tl_log "Ctrl-C: the runner stopped the test, printed the summary so far, exit 130"
 echo "runner: all checks passed"
