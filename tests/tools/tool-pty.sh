@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
-# timeout: 60
+# timeout: 120
 # tracemap stream on a terminal shows the system, not itself: each line it
 # prints wakes the pty's flush worker and the terminal's reader (here
 # script(1)), and their wake-ups and switches must not be printed (they
