@@ -136,6 +136,18 @@ def marker_seq(ev):
     return int(m.group(1)) if m else None
 
 
+def sched_round(stream, directory):
+    """A few sleeps, tracing_on 0 in @directory, then every event of @stream, none lost."""
+    subprocess.run(["sh", "-c", "for i in 1 2 3 4 5; do sleep 0.01; done"], check=True)
+    write_file(os.path.join(directory, "tracing_on"), "0")
+    while True:
+        ev = stream.read(300)
+        if ev is None:
+            return
+        assert isinstance(ev, tracemap.Event), "events lost in a 16 MiB buffer: %r" % (ev,)
+        yield ev
+
+
 def poll_until(stream, cond, seconds=20):
     deadline = time.monotonic() + seconds
     while not cond() and time.monotonic() < deadline:
@@ -323,17 +335,9 @@ def test_stats_helper(instance):
     """sched_waking, on only for the self check, is counted in helper: not delivered, not own."""
     d = idir(instance)
     write_file(os.path.join(d, "buffer_size_kb"), "16384")
-    names = set()
     with tracemap.Stream(instance, events=["sched:sched_switch"], mode="follow") as s:
         assert s.events == ["sched:sched_switch", "sched:sched_waking"]
-        subprocess.run(["sh", "-c", "for i in 1 2 3 4 5; do sleep 0.01; done"], check=True)
-        write_file(os.path.join(d, "tracing_on"), "0")
-        while True:
-            ev = s.read(300)
-            if ev is None:
-                break
-            assert isinstance(ev, tracemap.Event), "events lost in a 16 MiB buffer: %r" % (ev,)
-            names.add(ev.name)
+        names = {ev.name for ev in sched_round(s, d)}
         stats = s.stats()
     assert names == {"sched_switch"}
     # the same buffer, unfiltered: every sched_waking the stream left out as its helper
@@ -422,13 +426,7 @@ def test_sched_fields_equal_trace_cmd_report(instance, tmp_path):
     ours = []
     with tracemap.Stream(instance, events=events, mode="follow", self_filter=False) as s:
         assert s.events == events
-        subprocess.run(["sh", "-c", "for i in 1 2 3 4 5; do sleep 0.01; done"], check=True)
-        write_file(os.path.join(d, "tracing_on"), "0")
-        while True:
-            ev = s.read(300)
-            if ev is None:
-                break
-            assert isinstance(ev, tracemap.Event), "events lost in a 16 MiB buffer: %r" % (ev,)
+        for ev in sched_round(s, d):
             # names and fields are read while the stream is open
             ours.append((ev.cpu, ev.ts, ev.name, ev.pid, ev.as_dict(), str(ev)))
     assert len(ours) > 10
