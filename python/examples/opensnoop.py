@@ -10,6 +10,7 @@ pointer of the file name (before 6.19) get the name from the process's
 memory while it runs: a task gone by then shows the address.
 """
 import argparse
+import os
 import sys
 import time
 
@@ -69,6 +70,10 @@ def main():
                     stream.poll(int((end - time.monotonic()) * 1000) + 1)
         except KeyboardInterrupt:
             pass
+        except BrokenPipeError:
+            # the reader of our output is gone (| head): nothing more to print
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
         # no new events, then what is already in the buffers, for at most a second
         stream.restore_events()
         end = time.monotonic() + 1

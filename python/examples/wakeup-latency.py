@@ -10,6 +10,7 @@ buckets as bcc's runqlat prints them. Printed every -i seconds and at
 Ctrl-C.
 """
 import argparse
+import os
 import sys
 import time
 
@@ -77,6 +78,10 @@ def main():
             end = time.monotonic() + 1
             while stream.consume() and time.monotonic() < end:
                 pass
+        except BrokenPipeError:
+            # the reader of our output is gone (| head): nothing more to print
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
         report()
     return 0
 

@@ -859,6 +859,31 @@ def test_example_opensnoop(tmp_path):
     assert re.search(r"^\d+\s+python[\d.]*\s+\d+ %s$" % re.escape(path), out, re.M), out
 
 
+@pytest.mark.parametrize("name,args", [("opensnoop.py", ["-d", "60"]),
+                                       ("wakeup-latency.py", ["-i", "0.2"])])
+def test_example_reader_gone(tmp_path, name, args):
+    """example | head: once its reader is gone it ends quietly and leaves nothing behind."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "build", "python"))
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "python", "examples", name)] +
+                            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        assert proc.stdout.readline()       # the header: it streams
+        proc.stdout.close()
+        # opens until its buffered output meets the closed pipe
+        path = str(tmp_path / "opened")
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            for _ in range(100):
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT))
+            time.sleep(0.01)
+        err = proc.communicate(timeout=10)[1]
+    finally:
+        kill_and_clean(proc)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert not [i for i in instances() if i.startswith("tracemap-py-%d-" % proc.pid)]
+
+
 def test_example_wakeup_latency():
     def work():
         subprocess.run(["sh", "-c", "for i in $(seq 50); do sleep 0.005; done"], check=True)
