@@ -159,12 +159,7 @@ def _tracefs(tracefs):
 
 
 class Stream(_tracemap.Stream):
-    """Stream(instance=None, events=None, filters=None, cpus=None, mode='consume',
-           ordered=True, callback=None, lost=None, timeout_ms=-1, pids=None,
-           follow_forks=False, self_filter=True, low_latency=False, watermark=0,
-           latency_ms=100, buffer_kb=0, tracefs=None)
-
-    Live events of one ftrace instance, read through the kernel's mapping
+    """Live events of one ftrace instance, read through the kernel's mapping
     of the per-CPU ring buffers.
 
     instance    name of an instance in instances/; None: a private one,
@@ -241,9 +236,7 @@ class Stream(_tracemap.Stream):
                          latency_ms, buffer_kb, _tracefs(tracefs), timeout_ms, callback, lost)
 
     def open_callback(self, callback, lost=None):
-        """open_callback(callback, lost=None)
-
-        Set the function poll() and consume() call with each Event, and
+        """Set the function poll() and consume() call with each Event, and
         optionally lost(cpu, count) for events the kernel dropped (count is
         None when unknown). An exception in a callback stops the delivery
         and propagates out of poll()/consume().
