@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
-# timeout: 300
+# timeout: 600
 # record -N over UDP (trace-cmd's default) through the mapping loses no more
 # than stock trace-cmd at the same rate: a stock trace-cmd listen in its own
 # network namespace, reached over a veth pair, and 1 or 4 recording hosts at
@@ -38,7 +38,7 @@ ip link add "$va" type veth peer name "$vb" && ip link set "$vb" netns "$ns" &&
 printf '127.0.0.1 localhost\n10.231.77.1 tm-udp-peer\n10.231.77.2 tm-udp-listener\n' > hosts
 mkdir listen
 ip netns exec "$ns" sh -c "mount --bind $TL_TMP/hosts /etc/hosts &&
-	exec $TRACE_CMD listen -p 19555 -d $TL_TMP/listen -o net" > listen.log 2>&1 &
+	exec $TRACE_CMD listen $TC_LISTEN_OPTS -p 19555 -d $TL_TMP/listen -o net" > listen.log 2>&1 &
 tl_bg $!
 listening() { ip netns exec "$ns" grep -q ':4C63 00000000:0000 0A' /proc/net/tcp; }
 tl_wait 10 listening || { cat listen.log; tl_fail "trace-cmd listen did not listen in $ns"; }

@@ -14,7 +14,7 @@ mkdir listen || exit 1
 
 port=$(tc_free_port) || tl_skip "no free TCP port found"
 
-"$TRACE_CMD" listen -p $port -d "$TL_TMP/listen" -o net > listen.log 2>&1 &
+"$TRACE_CMD" listen $TC_LISTEN_OPTS -p $port -d "$TL_TMP/listen" -o net > listen.log 2>&1 &
 lpid=$!
 tl_bg $lpid
 tl_wait 10 tc_port_listening $port ||
