@@ -353,6 +353,35 @@ TRACEMAP_API struct tracemap_events *
 tracemap_events_enable(const char *instance, const struct tracemap_event_spec *specs, int nr_specs,
 		       const char *tracefs_dir);
 TRACEMAP_API void tracemap_events_restore(struct tracemap_events *ev);
+/*
+ * The tracer of an instance and its function filters, as trace-cmd record
+ * sets them, until tracemap_tracer_restore() puts back what was there.
+ */
+
+/* tracemap_tracer_opts.flags */
+#define TRACEMAP_TRACER_FUNC_STACK	(1u << 0) /* options/func_stack_trace (--func-stack) */
+
+struct tracemap_tracer_opts {
+	size_t sz;			/* sizeof(struct tracemap_tracer_opts) */
+	unsigned int flags;		/* TRACEMAP_TRACER_* */
+	const char *tracer;		/* current_tracer: "function", "function_graph" (-p) */
+	const char *const *filter;	/* set_ftrace_filter: names or globs, NULL-ended (-l) */
+	const char *const *notrace;	/* set_ftrace_notrace (-n) */
+	const char *const *graph;	/* set_graph_function (-g) */
+	const char *tracefs_dir;	/* NULL: find the tracefs mount */
+};
+
+struct tracemap_tracer;
+
+/*
+ * Set them in @instance (NULL: the top level); NULL + errno after a message,
+ * nothing changed (EPERM: the kernel forbids the function tracers).
+ */
+TRACEMAP_API struct tracemap_tracer *
+tracemap_tracer_set(const char *instance, const struct tracemap_tracer_opts *opts);
+/* Put back the tracer, options and filters, and free; 0 or -errno. */
+TRACEMAP_API int tracemap_tracer_restore(struct tracemap_tracer *t);
+
 /* The reader of the @idx-th CPU of the stream (0 <= idx < nr_cpus) */
 TRACEMAP_API struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int idx);
 
