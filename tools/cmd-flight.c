@@ -48,6 +48,7 @@ struct flight_opts {
 	const char *marker;	/* --marker */
 	const char *tevent;	/* -T system:event */
 	const char *filter;	/* -F */
+	struct tool_tracer tracer;	/* -p, -l, -n, -g, --func-stack */
 	int after_ms;
 	int holdoff_ms;
 	int max_dumps;		/* 0: no limit */
@@ -483,16 +484,22 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 		{ "max-dumps", required_argument, NULL, OPT_MAX },
 		{ "dump", no_argument, NULL, OPT_DUMP },
 		{ "all", no_argument, NULL, OPT_ALL },
+		{ "func-stack", no_argument, NULL, TOOL_OPT_FUNC_STACK },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool dump = false, all = false;
-	int c;
+	int c, n;
 
 	o->holdoff_ms = DEFAULT_HOLDOFF_MS;
 	o->output = "trace.dat";
 	opterr = 0;
-	while ((c = tool_getopt(argc, argv, "+B:e:b:M:o:T:F:h", longopts, &o->buf)) != -1) {
+	while ((c = tool_getopt(argc, argv, "+B:e:b:M:o:T:F:p:l:n:g:h", longopts, &o->buf)) != -1) {
+		n = tool_tracer_opt(c, optarg, &o->tracer);
+		if (n < 0)
+			return -1;
+		if (n)
+			continue;
 		switch (c) {
 		case '!':
 			return -1;
@@ -535,9 +542,11 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 			*status = 0;
 			return 1;
 		default:
-			return tool_opt_error(argv, "BebMoTF", OPT_MARKER, OPT_MAX);
+			return tool_opt_error(argv, "BebMoTFplng", OPT_MARKER, OPT_MAX);
 		}
 	}
+	if (tool_tracer_check(&o->tracer))
+		return -1;
 	if (all && !dump) {
 		tool_err("--all goes with --dump: 'tracemap flight --dump --all'");
 		return -1;
@@ -643,11 +652,12 @@ int cmd_flight(int argc, char **argv)
 	int sfd = -1, tfd = -1, epfd = -1, ret = 1, status = 0, n, i;
 	struct flight_opts o = { 0 };
 	struct tracemap_events *events = NULL;
+	struct tracemap_tracer *tr = NULL;
 	struct recorder r = { 0 };
 	struct trigger t = { 0 };
 	struct epoll_event evs[4];
 	struct signalfd_siginfo si;
-	bool private = false, stop = false;
+	bool private = false, stop = false, failed;
 	struct stat ost;
 	pid_t child = -1;
 	const char *tfs;
@@ -718,6 +728,10 @@ int cmd_flight(int argc, char **argv)
 	}
 	events = tool_events_enable(tfs, r.iname, o.buf.specs, o.buf.nr_specs);
 	if (!events)
+		goto out;
+	/* before the follower opens trace_pipe_raw: the kernel changes no tracer under a reader */
+	tr = tool_tracer_set(tfs, r.iname, &o.tracer, &failed);
+	if (failed)
 		goto out;
 
 	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -831,6 +845,8 @@ int cmd_flight(int argc, char **argv)
 out:
 	/* reverse order of the setup */
 	tracemap_stream_close(s);
+	if (tracemap_tracer_restore(tr))
+		ret = 1;
 	tracemap_events_restore(events);
 	restore_file(inst, "buffer_size_kb", &old_size);
 	restore_file(inst, "options/overwrite", &old_overwrite);
@@ -849,5 +865,6 @@ out:
 		close(epfd);
 	free(r.pattern);
 	free(o.buf.specs);
+	tool_tracer_free(&o.tracer);
 	return ret;
 }

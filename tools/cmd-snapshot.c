@@ -15,16 +15,31 @@ int cmd_snapshot(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "top", no_argument, NULL, 't' },
+		{ "func-stack", no_argument, NULL, TOOL_OPT_FUNC_STACK },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct tool_tracer tracer = { 0 };
 	struct tool_buffer b = { 0 };
 	const char *out = "trace.dat";
 	char idir[4096];
-	int c;
+	int c, n;
 
 	opterr = 0;
-	while ((c = tool_getopt(argc, argv, "+B:M:o:h", longopts, &b)) != -1) {
+	while ((c = tool_getopt(argc, argv, "+B:M:o:p:l:n:g:h", longopts, &b)) != -1) {
+		/*
+		 * trace-cmd's tracer options are known here only to say where
+		 * they belong: a snapshot copies what was recorded already
+		 */
+		n = tool_tracer_opt(c, optarg, &tracer);
+		tool_tracer_free(&tracer);
+		if (n) {
+			tool_err("-p, -l, -n, -g and --func-stack set up recording, and a snapshot "
+				 "copies what the buffer recorded already: give them to 'tracemap "
+				 "flight', or to 'tracemap stream -B name' and snapshot -B name "
+				 "meanwhile");
+			return 1;
+		}
 		switch (c) {
 		case '!':
 			return 1;
@@ -35,7 +50,7 @@ int cmd_snapshot(int argc, char **argv)
 			tool_usage(stdout);
 			return 0;
 		default:
-			tool_opt_error(argv, "BMo", 0, -1);
+			tool_opt_error(argv, "BMoplng", 0, -1);
 			return 1;
 		}
 	}

@@ -38,6 +38,7 @@ struct opts {
 	char **command;		/* the trailing command, or NULL */
 	const char *cpumask;
 	const char *clock;	/* -C */
+	struct tool_tracer tracer;	/* -p, -l, -n, -g, --func-stack */
 	long buffer_kb;		/* -b */
 	int latency_ms;
 	int watermark;		/* < 0: by the output (0 on a terminal, else paced) */
@@ -240,16 +241,22 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "busy-poll", no_argument, &o->busy, 1 },
 		{ "raw", no_argument, &o->raw, 1 },
 		{ "no-filter", no_argument, &o->no_filter, 1 },
+		{ "func-stack", no_argument, NULL, TOOL_OPT_FUNC_STACK },
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, n;
 
 	o->latency_ms = 100;
 	o->watermark = -1;	/* by the output: see "paced" in cmd_stream() */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+B:e:f:P:FM:C:b:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+B:e:f:P:FM:C:b:p:l:n:g:h", longopts, NULL)) != -1) {
+		n = tool_tracer_opt(c, optarg, &o->tracer);
+		if (n < 0)
+			return -1;
+		if (n)
+			continue;
 		switch (c) {
 		case 0:		/* a switch, set through longopts */
 			break;
@@ -299,11 +306,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			tool_usage(stdout);
 			exit(0);
 		default:
-			return tool_opt_error(argv, "BefPMCb", OPT_LATENCY, OPT_WATERMARK);
+			return tool_opt_error(argv, "BefPMCbplng", OPT_LATENCY, OPT_WATERMARK);
 		}
 	}
 	if (optind < argc)
 		o->command = argv + optind;
+	if (tool_tracer_check(&o->tracer))
+		return -1;
 	if (o->top && o->instance) {
 		tool_err("-B and --top exclude each other: give one buffer to stream");
 		return -1;
@@ -324,12 +333,13 @@ int cmd_stream(int argc, char **argv)
 {
 	struct tracemap_stream_opts so = { .sz = sizeof(so) };
 	struct tracemap_stream *s = NULL;
+	struct tracemap_tracer *tr = NULL;
 	struct stream_inst si = { .old_size_kb = -1 };
 	struct output out = { .fd = -1 };
 	struct opts o = { 0 };
 	struct printer p;
 	int sfd = -1, ret = 1, cmd_pid = -1, status = 0;
-	bool inst_ok = false, paced, cut;
+	bool inst_ok = false, paced, cut, failed;
 	uint64_t start, stopped;
 	const char *tfs;
 	sigset_t sigs;
@@ -415,6 +425,14 @@ int cmd_stream(int argc, char **argv)
 	so.on_lost = printer_on_lost;
 	so.ctx = &p;
 	so.tracefs_dir = tfs;
+	/*
+	 * The tracer before the stream: the kernel does not change the tracer
+	 * of an instance whose trace_pipe_raw is open (EBUSY), so it is put
+	 * back after the stream is closed too.
+	 */
+	tr = tool_tracer_set(tfs, si.name, &o.tracer, &failed);
+	if (failed)
+		goto out;
 	so.events = o.specs;
 	so.nr_events = o.nr_specs;
 	so.pids = o.pids;
@@ -462,11 +480,14 @@ out:
 	printer_free(&p);
 	/* the events are put back with the stream, before the instance goes */
 	tracemap_stream_close(s);
+	if (tracemap_tracer_restore(tr))
+		ret = 1;
 	/* everything is back: the note for a repair goes */
 	if (!inst_ok || !instance_restore(&si))
 		state_end();
 	free(o.specs);
 	free(o.pids);
+	tool_tracer_free(&o.tracer);
 	if (sfd >= 0)
 		close(sfd);
 	out_free(&out);

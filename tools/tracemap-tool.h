@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 struct tracefs_instance;
+struct tracemap_tracer;
 
 /* Print "tracemap: <msg>" to stderr. */
 void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -105,6 +106,36 @@ int tool_buffer_opt(int c, const char *arg, struct tool_buffer *b);
  */
 int tool_getopt(int argc, char **argv, const char *opts, const struct option *longopts,
 		struct tool_buffer *b);
+
+/*
+ * trace-cmd record's tracer options (tracer.c): -p tracer, -l, -n, -g
+ * function (repeatable, globs) and --func-stack (getopt value
+ * TOOL_OPT_FUNC_STACK).
+ */
+#define TOOL_OPT_FUNC_STACK	0x7f00
+
+struct tool_tracer {
+	const char *tracer;	/* -p; NULL: none */
+	const char **filter;	/* -l, NULL-ended */
+	const char **notrace;	/* -n */
+	const char **graph;	/* -g */
+	int nr_filter;
+	int nr_notrace;
+	int nr_graph;
+	bool func_stack;	/* --func-stack */
+};
+
+/* Take option @c with @arg when it is one of those: 1 taken, 0 not one, -1 after a message. */
+int tool_tracer_opt(int c, const char *arg, struct tool_tracer *t);
+/* After the options: filters only with a tracer; -1 after a message. */
+int tool_tracer_check(const struct tool_tracer *t);
+/*
+ * Set them on instance @iname (NULL: top level) until tracemap_tracer_restore();
+ * NULL without -p, or with *@failed after the library's message.
+ */
+struct tracemap_tracer *tool_tracer_set(const char *tfs, const char *iname,
+					const struct tool_tracer *t, bool *failed);
+void tool_tracer_free(struct tool_tracer *t);
 
 /*
  * Block SIGINT, SIGTERM, SIGHUP, SIGCHLD (and SIGUSR1 with @usr1) into @sigs,

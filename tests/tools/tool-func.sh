@@ -1,0 +1,228 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# timeout: 600
+# The function tracers through trace-cmd's options (-p, -l, -n, -g,
+# --func-stack) of tracemap stream and flight.
+#
+# On a kernel that forbids them (this VM: EPERM on current_tracer and the
+# set_ftrace_* files), checked first by writing current_tracer here: both
+# commands refuse with the real cause, naming the file, and leave the
+# instance as it was.
+#
+# On a kernel that runs them (make check-kernels' guests): a workload of
+# exactly N getppid() calls, streamed with -p function -l (and -n taking
+# precedence over -l), gives N function lines; the same
+# workload under trace-cmd record gives the same lines in trace-cmd report
+# (pid, CPU and time masked); --func-stack gives a stack per call;
+# function_graph limited to the function (-g, or -l where the instance has
+# no set_graph_function) an entry and an exit per call; everything the
+# options changed in the -B instance is back afterwards. Under TCG each
+# enable patches code slowly: the filters keep that bounded.
+. "$(dirname "$0")/../lib.sh"
+tl_require_root
+tl_require_tracemap
+cd "$TL_TMP" || exit 1
+N=20
+
+inst=$(tl_instance m-func)
+idir=$TL_TRACEFS/instances/$inst
+grep -qw function "$idir/available_tracers" 2>/dev/null ||
+	tl_skip "this kernel has no function tracer (available_tracers: $(cat "$idir/available_tracers"))"
+
+# options without a kernel: filters without a tracer, a regex, snapshot
+"$TM" stream -B "$inst" -l schedule true 2> err.txt && tl_fail "-l without -p was taken"
+grep -q 'give it with -p' err.txt || { cat err.txt; tl_fail "-l without -p: no hint to give -p"; }
+"$TM" stream -B "$inst" -p function -l '^sched' true 2> err.txt && tl_fail "a regex -l was taken"
+grep -q 'not a regular expression' err.txt || { cat err.txt; tl_fail "regex -l: unclear message"; }
+"$TM" snapshot -B "$inst" -p function -o snap.dat 2> err.txt && tl_fail "snapshot took -p"
+grep -q "give them to 'tracemap flight'" err.txt || { cat err.txt; tl_fail "snapshot -p: no hint"; }
+[ ! -e snap.dat ] || tl_fail "snapshot -p left snap.dat"
+
+# what the options may change, and must put back
+state() {
+	for f in current_tracer options/func_stack_trace set_ftrace_filter set_ftrace_notrace \
+		 set_graph_function; do
+		[ -e "$idir/$f" ] && echo "$f: $(cat "$idir/$f" 2>&1)"
+	done
+	tl_instance_state "$idir"
+}
+
+# coreutils echo says which error (dash says "I/O error" for any)
+if ! /bin/echo function > "$idir/current_tracer" 2> probe.err; then
+	# ------------------------------------------------ a kernel that refuses
+	grep -q 'Operation not permitted' probe.err ||
+		{ cat probe.err; tl_fail "current_tracer=function failed otherwise than EPERM"; }
+	before=$(state)
+	refuses() {
+		what=$1 file=$2; shift 2
+		timeout 60 "$@" > out.txt 2> err.txt < /dev/null && tl_fail "$what: exit 0"
+		grep -q "$idir/$file: Operation not permitted: .*forbids the function tracers" err.txt ||
+			{ cat err.txt; tl_fail "$what: the message does not say EPERM from $file and why"; }
+		[ "$(grep -c . err.txt)" -eq 1 ] || { cat err.txt; tl_fail "$what: more than one line"; }
+		[ "$(state)" = "$before" ] || tl_fail "$what: changed the state of $inst"
+		tl_log "$what: $(cat err.txt)"
+	}
+	refuses "stream -p function" current_tracer "$TM" stream -B "$inst" -p function true
+	refuses "stream -l" set_ftrace_filter "$TM" stream -B "$inst" -p function -l schedule true
+	refuses "stream -n" set_ftrace_notrace "$TM" stream -B "$inst" -p function -n schedule true
+	refuses "flight -p function" current_tracer "$TM" flight -B "$inst" -p function -o fl.dat \
+		--marker X
+	refuses "flight -l" set_ftrace_filter "$TM" flight -B "$inst" -p function -l schedule \
+		-o fl.dat --marker X
+	[ ! -e fl.dat ] || tl_fail "flight left fl.dat"
+	# a private instance is made and removed around the refusal
+	"$TM" stream -p function true 2> err.txt && tl_fail "private stream -p function: exit 0"
+	grep -q 'forbids the function tracers' err.txt || { cat err.txt; tl_fail "private: no cause"; }
+	ls "$TL_TRACEFS/instances" | grep -q "^tracemap-[0-9]" &&
+		tl_log "note: a tracemap-<pid> instance exists (another run?)"
+	exit 0
+fi
+echo nop > "$idir/current_tracer" || tl_fail "cannot put current_tracer back to nop"
+
+# ------------------------------------------------------ a kernel that runs them
+# the functions getppid() and getpid() enter, by the names this kernel gives them
+pick() {
+	for f in "$@"; do
+		grep -qx "$f" "$TL_TRACEFS/available_filter_functions" && { echo "$f"; return; }
+	done
+}
+F=$(pick __x64_sys_getppid __do_sys_getppid sys_getppid)
+G=$(pick __x64_sys_getpid __do_sys_getpid sys_getpid)
+[ -n "$F" ] && [ -n "$G" ] || tl_fail "no getppid/getpid function in available_filter_functions"
+OTHER=$(pick __x64_sys_getuid __do_sys_getuid sys_getuid)
+
+# the workload: a start marker with its pid, N getppid() and N getpid() calls, an end marker
+W="import os
+m = open('$idir/trace_marker', 'w', buffering=1)
+m.write('tm-func start pid=%d\n' % os.getpid())
+for i in range($N):
+    os.getppid()
+    os.getpid()
+m.write('tm-func end\n')"
+export W
+workload() { python3 -c "$W"; }
+
+# a filter that was there before is put back; the others were empty
+[ -n "$OTHER" ] && echo "$OTHER" > "$idir/set_ftrace_filter"
+before=$(state)
+
+# streamed OUT FILE VALUE ARGS...: tracemap stream -B inst ARGS into OUT; the
+# workload runs once the instance's FILE says VALUE (the tracer is set last);
+# then the stream is stopped and the instance must be as it was. Sets $pid.
+streamed() {
+	out=$1 file=$2 val=$3
+	shift 3
+	t0=$(date +%s)
+	"$TM" stream -B "$inst" "$@" > "$out" 2> "$out.err" &
+	tm=$!
+	tl_bg $tm
+	tl_wait 150 tl_file_is "$idir/$file" "$val" ||
+		{ cat "$out.err"; tl_fail "$*: $file is not $val after $((150 * ${TEST_TIMEOUT_SCALE:-1})) s"; }
+	tl_log "stream $*: set in $(( $(date +%s) - t0 )) s"
+	workload || tl_fail "the workload failed"
+	tl_wait 60 grep -q 'tm-func end' "$out" ||
+		{ tail -5 "$out"; cat "$out.err"; tl_fail "$*: no end marker in $(wc -l < "$out") lines"; }
+	kill -INT $tm
+	wait $tm || { cat "$out.err"; tl_fail "$*: tracemap stream exited $?"; }
+	if [ "$(state)" != "$before" ]; then
+		echo "$before" > before.txt
+		state > after.txt
+		diff before.txt after.txt
+		tl_fail "$*: the instance was not put back"
+	fi
+	pid=$(sed -n 's/.*tm-func start pid=\([0-9]*\).*/\1/p' "$out" | head -1)
+	[ -n "$pid" ] || tl_fail "$*: no start marker"
+}
+
+# 1. -p function -l F -l G -n G: N lines of F with the parent, none of G
+streamed tm.txt current_tracer function -p function -l "$F" -l "$G" -n "$G"
+nf=$(grep -Ec -- "-$pid *\[.*function: *$F( <-- .*)?$" tm.txt)
+ng=$(grep -c -- "-$pid *\[.*function: *$G" tm.txt)
+[ "$nf" -eq $N ] || { grep -- "-$pid " tm.txt | head; tl_fail "$nf lines of $F, not $N"; }
+[ "$ng" -eq 0 ] || tl_fail "$ng lines of $G despite -n"
+tl_log "stream: $N of $N $F lines, $G left out by -n: $(grep -m1 -- "-$pid *\[.*function:" tm.txt)"
+
+# a pattern no function matches: refused, nothing traced, nothing changed
+"$TM" stream -B "$inst" -p function -l "$F" -l tm_func_no_such_function true > out.txt 2> err.txt &&
+	tl_fail "an unmatched -l was taken"
+grep -q 'tm_func_no_such_function: no function of this kernel matches' err.txt ||
+	{ cat err.txt; tl_fail "an unmatched -l: unclear message"; }
+[ "$(state)" = "$before" ] || tl_fail "an unmatched -l changed the instance"
+
+# 2. --func-stack: a stack trace after each call
+streamed st.txt current_tracer function -p function -l "$F" --func-stack
+ns=$(grep -c -- "-$pid *\[.*kernel_stack:" st.txt)
+[ "$ns" -eq $N ] || { grep -- "-$pid " st.txt | head; tl_fail "$ns stack traces, not $N"; }
+tl_log "--func-stack: $N stack traces"
+
+# 3. function_graph, limited to F: -g where the instance has set_graph_function,
+# else -l (which limits function_graph too) after -g is refused with the reason.
+# An entry and an exit per call, in bounded time.
+if grep -qw function_graph "$idir/available_tracers"; then
+	if [ -e "$idir/set_graph_function" ]; then
+		streamed fg.txt current_tracer function_graph -p function_graph -g "$F"
+	else
+		"$TM" stream -B "$inst" -p function_graph -g "$F" true 2> err.txt &&
+			tl_fail "-g was taken without set_graph_function"
+		grep -q "has no set_graph_function" err.txt || { cat err.txt; tl_fail "-g: unclear refusal"; }
+		[ "$(state)" = "$before" ] || tl_fail "-g refused: the instance changed"
+		streamed fg.txt current_tracer function_graph -p function_graph -l "$F"
+	fi
+	ne=$(grep -c -- "-$pid *\[.*funcgraph_entry:" fg.txt)
+	nx=$(grep -c -- "-$pid *\[.*funcgraph_exit:" fg.txt)
+	[ "$ne" -eq $N ] && [ "$nx" -eq $N ] ||
+		{ grep -- "-$pid " fg.txt | head; tl_fail "function_graph: $ne entries, $nx exits for $N calls"; }
+	tl_log "function_graph: $ne entries, $nx exits; first: $(grep -m1 -- "-$pid *\[.*funcgraph_entry:" fg.txt)"
+else
+	tl_log "no function_graph tracer in instances on this kernel: not run"
+fi
+
+# 4. flight -p function -l: the dump holds the calls, the instance is put back;
+# without the mapping (before 6.10) flight refuses first, naming the kernel
+if ! tl_can_map "$inst"; then
+	"$TM" flight -B "$inst" -p function -l "$F" -o fl.dat --marker X > fl.out 2> fl.err &&
+		tl_fail "flight ran without the mapping"
+	grep -q 'Linux 6.10 or later' fl.err || { cat fl.err; tl_fail "flight: no kernel version named"; }
+	[ "$(state)" = "$before" ] || tl_fail "flight without the mapping changed the instance"
+	tl_log "flight without the mapping: $(cat fl.err)"
+else
+	"$TM" flight -B "$inst" -p function -l "$F" -o fl.dat --marker 'tm-func end' --max-dumps 1 \
+		> fl.out 2> fl.err &
+	tm=$!
+	tl_bg $tm
+	tl_wait 120 tl_file_is "$idir/current_tracer" function || { cat fl.err; tl_fail "flight set no tracer"; }
+	workload
+	tl_wait 120 sh -c "! kill -0 $tm 2>/dev/null" || { cat fl.err; tl_fail "flight did not dump and end"; }
+	wait $tm || { cat fl.err; tl_fail "flight exited $?"; }
+	[ "$(state)" = "$before" ] || tl_fail "flight: the instance was not put back"
+	if command -v trace-cmd > /dev/null; then
+		trace-cmd report -i fl-1.dat > fl.txt 2> /dev/null || tl_fail "trace-cmd report of the flight dump failed"
+		n=$(grep -Ec "function: *$F( <-- .*)?$" fl.txt)
+		[ "$n" -ge $N ] || { cat fl.out fl.err; grep -m3 'function:' fl.txt; head -3 fl.txt
+			tl_fail "the flight dump holds $n calls of $F, not $N or more"; }
+		tl_log "flight: the dump holds $n calls of $F"
+	fi
+fi
+
+# 5. the first workload under trace-cmd record: the same lines in its report
+lines_of() {
+	p=$(sed -n 's/.*tm-func start pid=\([0-9]*\).*/\1/p' "$1" | head -1)
+	grep -- "-$p *\[" "$1" | grep -v 'print:' | sed -E \
+		-e 's/^( *[^ ].*)-'"$p"' +\[[0-9]{3}\] +[0-9]+\.[0-9]{6}: /\1-PID [CPU] TIME: /'
+}
+# (last: trace-cmd puts back no filter it found, and resets the tracer)
+if command -v trace-cmd > /dev/null; then
+	tl_cmdlines trace-cmd record -B "$inst" -p function -l "$F" -l "$G" -n "$G" -o tc.dat \
+		sh -c "trap 'sh $TL_TMP/cmdlines-refresh.sh' EXIT; python3 -c \"\$W\"" > tc.log 2>&1 ||
+		tl_log "trace-cmd record exited $? (the report is what counts)"
+	trace-cmd report -i tc.dat > tc.raw 2> tc.err || { cat tc.log tc.err; tl_fail "trace-cmd report failed"; }
+	sed -n "s/^$inst: //p" tc.raw > tc.txt
+	lines_of tm.txt > tm.cmp
+	lines_of tc.txt > tc.cmp
+	[ "$(grep -c "function:" tc.cmp)" -eq $N ] ||
+		{ head tc.raw; tl_fail "trace-cmd report shows $(grep -c function: tc.cmp) function lines, not $N"; }
+	diff -u tc.cmp tm.cmp > cmp.diff || { cat cmp.diff; tl_fail "tracemap stream and trace-cmd report differ on function lines"; }
+	tl_log "$N function lines equal to trace-cmd report's"
+fi
+
+exit 0
