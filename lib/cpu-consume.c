@@ -13,6 +13,46 @@
 
 #include "cpu-local.h"
 
+/*
+ * The consume gate (worth_get_reader()): GET_READER only when the mapping
+ * shows something to hand out. What it assumes about the kernel (found on
+ * Linux 6.18; the experiments: Documentation/design/kernel-facts.md,
+ * item 1), the code that relies on each assumption, and what guards it:
+ *
+ *  K1  A GET_READER with the reader page read to its end swaps in the
+ *      head; when the head is the writer's new page with commit 0 (an
+ *      event counted, not yet published) the kernel warns, WARN_ON(!reader).
+ *        code: worth_get_reader() (no call without data on the mapping)
+ *        test: test-stream test_busy_poll_no_kernel_warning (the runner
+ *              fails on the WARN)
+ *  K2  Consumed sub-buffers go back into the ring with commit 0, and the
+ *      writer sets a sub-buffer's time stamp before its first commit: one
+ *      with a commit and a time stamp at least as new as the reader page's
+ *      holds unread data.
+ *        code: data_on(), data_after(), reader_ts()
+ *        test: test-stream test_tick_finds_lone_event,
+ *              test_latency_idle_cpu; test-cpu-consume
+ *  K3  The kernel numbers the sub-buffers along the ring from the head when
+ *      it first maps the buffer (reader page 0); a swap puts the old reader
+ *      page where the head was; a writer that laps moves the head on and
+ *      counts overrun. So the writer leaves the reader page for the head.
+ *        code: ring_learn(), ring_swap(), data_past_reader(); look_far()
+ *              forgets the order when data shows up away from the head
+ *        test: test-stream test_gate_follows_ring (ring_scans stay few)
+ *  K4  GET_READER that only advances on the reader page (new bytes on it)
+ *      never swaps.
+ *        code: worth_get_reader(), the commit != off check
+ *        test: test-cpu-consume (counts around sub-buffer boundaries)
+ *  K5  A reset (echo > trace, trace_clock) zeroes the meta page's counters
+ *      at once; another mapper's GET_READER shows in the shared meta page.
+ *        code: was_reset(), follow_other_reader(); both forget the order
+ *        test: test-clear; test-lying-meta test_stolen; test-events
+ *              test_second_consumer
+ *
+ * Any assumption that fails costs latency, not events: after GATE_MAX_NS
+ * of "nothing" the gate asks anyway.
+ */
+
 /* the longest the mapping alone may say "nothing to swap in" before we ask anyway */
 #define GATE_MAX_NS	(100 * 1000 * 1000)
 /*
@@ -33,11 +73,7 @@
  * (rb_get_reader_page()); the head moves on to the next one. A writer
  * that laps the reader moves the head on without changing the order (and
  * counts overrun). So, following our own swaps, we know where the writer
- * goes when it leaves the reader page: to the head. Measured on 6.18 (a
- * mapping of 18 and of 259 sub-buffers, 4,000 rounds of bursts of 0-3,000
- * markers, a drain after each): every one of 13,000-16,600 swaps took the
- * predicted head, or one further along the ring when overrun had grown,
- * and every lone event after a drain went to the reader page or the head.
+ * goes when it leaves the reader page: to the head (K3 above).
  * Known only while every swap is ours and predicted: a mapping somebody
  * else had swapped in, another reader, a reset or a swap the order did
  * not predict forget it, and the gate then looks at every sub-buffer.
@@ -304,26 +340,15 @@ static bool data_past_reader(struct tracemap_cpu *c, uint64_t ts)
 }
 
 /*
- * Whether to call GET_READER now. On 6.18 ring_buffer_map_get_reader()
- * decides "not empty" from the event counters, and the writer counts an
- * event (rb_commit(): entries++) before it publishes it: on the first event
- * of a new sub-buffer, commit_page already points to that sub-buffer and
- * its commit is still 0. A GET_READER in that window, with our reader page
- * read to its end, swaps the empty sub-buffer in, rb_get_reader_page()
- * returns NULL and the kernel logs WARN_ON(!reader) (ring_buffer.c:7402 in
- * 6.18.44). A busy caller hits that window within seconds when the writer
- * fills a sub-buffer per event (Documentation/design/kernel-facts.md).
- *
- * So ask only when the mapping shows something to hand out: new bytes on
- * the reader page (GET_READER then only advances on it, no swap), or
- * another sub-buffer with committed data at least as new as the reader
- * page (the swap then brings a page with data: consumed pages are put back
- * into the ring with commit 0, and the writer publishes a new page's first
- * event before the one after it): the head, when the ring's order is
- * known, else any of them. A reader page that changed under us (a
- * reset, another reader) is always worth a call, and after GATE_MAX_NS of
- * "nothing" we ask anyway, so that a mapping we misread costs latency, not
- * events.
+ * Whether to call GET_READER now (the gate, K1 at the top): the kernel
+ * decides "not empty" from its event counters, which count an event before
+ * the writer publishes it, and a swap in that window warns. So ask only
+ * when the mapping shows something to hand out: new bytes on the reader
+ * page (K4), or another sub-buffer with committed data at least as new as
+ * the reader page (K2): the head, when the ring's order is known (K3),
+ * else any of them. A reader page that changed under us (a reset, another
+ * reader: K5) is always worth a call, and after GATE_MAX_NS of "nothing"
+ * we ask anyway.
  */
 static bool worth_get_reader(struct tracemap_cpu *c)
 {
@@ -351,9 +376,9 @@ static bool worth_get_reader(struct tracemap_cpu *c)
 	} else if (look_far(c, near_subbufs(c), ts, GATE_SCAN_NS, now)) {
 		/*
 		 * The whole ring (a TLB miss per sub-buffer) only every
-		 * GATE_SCAN_NS: an idle CPU's buffer was scanned on every
-		 * round, 18 % of the tool's CPU on an idle system. Data the
-		 * near ones do not show is then seen at most that much later.
+		 * GATE_SCAN_NS: scanning an idle CPU's ring on every round
+		 * costs more than the round. Data the near ones do not show
+		 * is then seen at most that much later.
 		 */
 		goto yes;
 	}
