@@ -57,7 +57,7 @@ struct scpu {
 	int cpu;
 	bool has;
 	bool region_seen;		/* region_id is set */
-	bool chased;			/* the writer is on the reader page: no new region this round */
+	enum tm_pace_cpu pace;		/* its part of the pacing (pace.c) */
 	bool lost_told;			/* on_lost was called for the pending event */
 	bool held;			/* the reader counts ev as held (tm_cpu_hold()) */
 	long long carry_missed;		/* loss before own events left out (pull model) */
@@ -76,12 +76,13 @@ struct tracemap_stream {
 
 	int epfd;
 	int timerfd;			/* latency tick: below the watermark, follow mode */
-	int kickfd;			/* readable while the next round needs no wakeup (kick()) */
+	int kickfd;			/* readable while the next round needs no wakeup (pace.c) */
 
 	uint64_t op;			/* calls into the readers, in program order */
 	uint64_t round;			/* delivery rounds: each consume, each wakeup */
 	uint64_t round_op;		/* op at the start of the current round */
 	struct tm_wake wake;		/* the wake-up policy (wake.c) */
+	struct tm_pace pace;		/* how rounds end and start (pace.c) */
 	uint64_t budget;		/* regions per CPU per round */
 	uint64_t last_ts;		/* newest time delivered (ordered) */
 	struct scpu *run;		/* ordered: the CPU of the last event ... */
@@ -89,13 +90,6 @@ struct tracemap_stream {
 	struct scpu *run_next;		/* ... and its CPU (NULL: none) */
 	struct scpu *drain;		/* unordered: the CPU being drained ... */
 	uint64_t drain_op;		/* ... and the region it was chosen for */
-	bool drained;			/* the next round waits for a wakeup (round_waits()) */
-	bool stalled;			/* the last round ended on the budget */
-	bool chase_held;		/* ... a CPU was held back by the chase limit */
-	bool budget_held;		/* ... a CPU was held back by the budget */
-	bool kicked;			/* kickfd holds a count */
-	bool ticked;			/* the tick fired since the last round began ... */
-	bool round_ticked;		/* ... and before this one: stall_waits() */
 	unsigned int round_events;	/* next_event() returned in this round: the wake-up policy's measure */
 
 	char *percent_path;
@@ -235,42 +229,53 @@ static int add_fd(int epfd, int fd)
 }
 
 /*
- * The kick is a level: the eventfd stays readable from the round that left
- * work for the next one until a round that leaves none (round_waits()), so
- * that a run of rounds costs one write and one read, not two syscalls each.
+ * @ev happened to the stream's pacing (pace.c): do what its row says. The
+ * kick is a level: the eventfd stays readable from the round that left
+ * work for the next one until a round that leaves none, so that a run of
+ * rounds costs one write and one read, not two syscalls each.
  */
-static void kick(struct tracemap_stream *s)
+static void pace_event(struct tracemap_stream *s, enum tm_pace_event ev, unsigned int cond)
 {
-	uint64_t one = 1;
+	uint64_t v = 1;
 
-	/* a stream of readers opened by the caller (tm_stream_open_readers()) has no fd */
-	if (s->kicked || s->kickfd < 0)
-		return;
-	s->kicked = true;
-	if (write(s->kickfd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-		tm_log(TRACEMAP_LOG_WARN, "stream: eventfd write: %s", strerror(errno));
+	switch (tm_pace_step(&s->pace, NULL, ev, cond)) {
+	case TM_PACE_KICK:
+		if (write(s->kickfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			tm_log(TRACEMAP_LOG_WARN, "stream: eventfd write: %s", strerror(errno));
+		break;
+	case TM_PACE_UNKICK:
+		if (read(s->kickfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			tm_log(TRACEMAP_LOG_WARN, "stream: eventfd read: %s", strerror(errno));
+		break;
+	default:
+		break;
+	}
 }
 
-static void unkick(struct tracemap_stream *s)
-{
-	uint64_t v;
-
-	if (!s->kicked)
-		return;
-	s->kicked = false;
-	if (read(s->kickfd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		tm_log(TRACEMAP_LOG_WARN, "stream: eventfd read: %s", strerror(errno));
-}
-
-/* Take the tick off the epoll fd; stall_waits() learns that it fired. */
+/* Take the tick off the epoll fd; the pacing learns that it fired. */
 static void clear_tick(struct tracemap_stream *s)
 {
 	uint64_t v;
 
 	if (s->timerfd >= 0 && read(s->timerfd, &v, sizeof(v)) == sizeof(v))
-		s->ticked = true;
+		pace_event(s, TM_PACE_TICK, 0);
 	else if (s->timerfd >= 0 && errno != EAGAIN)
 		tm_log(TRACEMAP_LOG_WARN, "stream: timerfd read: %s", strerror(errno));
+}
+
+/*
+ * The chase limit (pace.c, rows 1-2) applies in consume mode, and to a
+ * stream without a tick; following (a tick, copies of live pages) drains
+ * up to the writer.
+ */
+static void pace_init(struct tracemap_stream *s)
+{
+	tm_pace_init(&s->pace, (s->timerfd >= 0 ? TM_PACE_HAS_TICK : 0) |
+			       (s->kickfd >= 0 ? TM_PACE_HAS_KICK : 0) |
+			       (s->timerfd < 0 || s->mode == TRACEMAP_MODE_CONSUME ?
+				TM_PACE_CHASE_LIMIT : 0));
+	/* whatever is in the buffers already is work for the first consume */
+	pace_event(s, TM_PACE_OPEN, 0);
 }
 
 static int setup_wakeups(struct tracemap_stream *s, int watermark, int latency_ms)
@@ -317,8 +322,7 @@ static int setup_wakeups(struct tracemap_stream *s, int watermark, int latency_m
 		if (ret)
 			return ret;
 	}
-	/* whatever is in the buffers already is work for the first consume */
-	kick(s);
+	pace_init(s);
 	return 0;
 }
 
@@ -330,16 +334,11 @@ static void new_round(struct tracemap_stream *s)
 		tm_self_refresh(s->self, tm_now_ns());
 	s->round++;
 	s->round_op = s->op;
-	s->drained = false;
-	s->stalled = false;
-	s->chase_held = false;
-	s->budget_held = false;
-	s->round_ticked = s->ticked;
-	s->ticked = false;
+	pace_event(s, TM_PACE_START, 0);
 	s->round_events = 0;
 	for (i = 0; i < s->nr; i++) {
 		s->cpus[i].round_regions = 0;
-		s->cpus[i].chased = false;
+		tm_pace_step(&s->pace, &s->cpus[i].pace, TM_PACE_NEW_ROUND, 0);
 	}
 }
 
@@ -524,6 +523,7 @@ struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n
 	}
 	s->nr = n;
 	s->budget = max_subbufs > MIN_ROUND_REGIONS ? max_subbufs : MIN_ROUND_REGIONS;
+	pace_init(s);
 	new_round(s);
 	return s;
 }
@@ -655,61 +655,31 @@ struct tm_decode *tm_stream_decode(struct tracemap_stream *s)
 /* ------------------------------------------------------------ merging */
 
 /*
- * Chase limit: a region that continues the sub-buffer of the previous one,
- * while the mapping shows no data past it (tm_cpu_writer_left()), means
- * the writer is on the reader page, and every further GET_READER in
- * this round would hand out the one to three events written meanwhile, each
- * for a call that costs per event in the kernel. Such a CPU delivers the rest
- * of that region and then waits for the next round, like a CPU out of
- * budget: it is not "found empty" (the writer may have moved on to the next
- * sub-buffer since), so the merge stalls on it and the round ends stalled.
- * Always in consume mode; at a watermark above 0 the next round then waits
- * for the kernel's wakeup or the tick (stall_waits()), instead of chasing a
- * writer as fast as the reader, two calls (the CPU and an idle one's empty
- * check) for every few events. Following (a tick, copies of live pages)
- * drains up to the writer as before.
+ * Whether @sc may take a region in this round: its budget, and the chase
+ * limit (pace.c, rows 1-6). A chased CPU delivers the rest of its region
+ * and then waits for the next round, like a CPU out of budget: it is not
+ * "found empty" (the writer may have moved on since), so the merge stalls
+ * on it and the round ends stalled.
  */
-static bool has_budget(struct tracemap_stream *s, const struct scpu *sc)
+static bool may_take(struct tracemap_stream *s, struct scpu *sc)
 {
-	if (sc->chased && (s->timerfd < 0 || s->mode == TRACEMAP_MODE_CONSUME) &&
-	    !tm_cpu_region_left(sc->c)) {
-		s->chase_held = true;
-		return false;
-	}
-	if (sc->round_regions < s->budget)
-		return true;
-	s->budget_held = true;
-	return false;
+	unsigned int cond = sc->round_regions < s->budget ? 0 : TM_PACE_SPENT;
+
+	/* the walk's position: only where a row reads it */
+	if (sc->pace == TM_PACE_CHASED && !tm_cpu_region_left(sc->c))
+		cond |= TM_PACE_REGION_DONE;
+	return tm_pace_ask(&s->pace, &sc->pace, cond) == TM_PACE_TAKE;
 }
 
 /*
- * A stalled round: go on at once, or wait for the kernel's wakeup or the
- * tick. A round the tick started goes on: below the watermark the tick is
- * the only wakeup, and events written during that round waited for a
- * second tick (p99 198 ms at 10k and 100k events/s, 98 ms when it goes on).
- */
-static bool stall_waits(const struct tracemap_stream *s)
-{
-	return s->timerfd >= 0 && !s->round_ticked && s->chase_held && !s->budget_held;
-}
-
-/*
- * After a round: whether the next one waits for the kernel's wakeup or the
- * tick (else it starts when the wake-up policy lets it, kicked). Work left
- * over (a stall that does not wait) never waits. At watermark 0 (no tick)
- * a round that delivered events does not wait either: while events flow,
- * the next round looks at the buffers one interval later (wake.c) through
- * the mapping, which tells without a syscall whether a CPU has data
- * (cpu-consume.c), instead of waiting for the wakeup the kernel sends for
- * the first event after it: a second sleep per round, measured 12 to 20 us
- * of CPU time each on the 2-vCPU VM. Only events delivered count, not own
- * ones: those are what the stream's own sleeps and wakeups write.
+ * Whether the next round waits for the kernel's wakeup or the tick after
+ * a round that delivered @delivered events: pace.c's rows 18-21, asked
+ * without applying them (the pull model has no kick to set).
  */
 static bool round_waits(const struct tracemap_stream *s, bool delivered)
 {
-	if (s->stalled && !stall_waits(s))
-		return false;
-	return s->timerfd >= 0 || !delivered;
+	return tm_pace_rule(&s->pace, NULL, TM_PACE_DONE,
+			    delivered ? TM_PACE_DELIVERED : 0)->set & TM_PACE_WAITS;
 }
 
 /*
@@ -730,8 +700,8 @@ static void keep(struct tracemap_stream *s, struct scpu *sc)
 static int fetch(struct tracemap_stream *s, struct scpu *sc)
 {
 	uint64_t op = ++s->op, regions;
+	unsigned int id, cond;
 	int ret, tries = 0;
-	unsigned int id;
 
 	do {
 		/* -EBADMSG: counted by the reader, which skips to the next region */
@@ -749,12 +719,14 @@ static int fetch(struct tracemap_stream *s, struct scpu *sc)
 		sc->region_op = op;
 		id = tm_cpu_region_id(sc->c);
 		/*
-		 * The same sub-buffer again: the writer is on the reader page,
-		 * unless the mapping shows it gone on (the first region of a
-		 * round often ends the page the last round stopped on).
+		 * The same sub-buffer again (pace.c, row 7): the writer is on the
+		 * reader page, unless the mapping shows it gone on (the first
+		 * region of a round often ends the page the last round stopped on).
 		 */
-		if (sc->region_seen && id == sc->region_id && !tm_cpu_writer_left(sc->c))
-			sc->chased = true;
+		cond = sc->region_seen && id == sc->region_id ? TM_PACE_SAME_PAGE : 0;
+		if (cond && tm_cpu_writer_left(sc->c))
+			cond |= TM_PACE_WRITER_LEFT;
+		tm_pace_step(&s->pace, &sc->pace, TM_PACE_REGION, cond);
 		sc->region_id = id;
 		sc->region_seen = true;
 		if (sc->wake_round != s->round) {
@@ -782,7 +754,7 @@ static int refill(struct tracemap_stream *s)
 
 	for (i = 0; i < s->nr; i++) {
 		sc = &s->cpus[i];
-		if (sc->has || sc->empty_op > s->round_op || !has_budget(s, sc))
+		if (sc->has || sc->empty_op > s->round_op || !may_take(s, sc))
 			continue;
 		ret = fetch(s, sc);
 		if (ret < 0)
@@ -798,11 +770,11 @@ static int round_end(struct tracemap_stream *s)
 
 	for (i = 0; i < s->nr; i++) {
 		if (s->cpus[i].empty_op <= s->round_op) {
-			s->stalled = true;
+			tm_pace_step(&s->pace, NULL, TM_PACE_STALL, 0);
 			return 0;
 		}
 	}
-	s->drained = true;
+	tm_pace_step(&s->pace, NULL, TM_PACE_EMPTY, 0);
 	return 0;
 }
 
@@ -832,7 +804,7 @@ static int next_ordered(struct tracemap_stream *s, struct scpu **out)
 	 */
 	sc = s->run;
 	s->run = NULL;
-	if (sc && !sc->has && has_budget(s, sc)) {
+	if (sc && !sc->has && may_take(s, sc)) {
 		region_op = sc->region_op;
 		ret = fetch(s, sc);
 		if (ret < 0)
@@ -861,8 +833,8 @@ static int next_ordered(struct tracemap_stream *s, struct scpu **out)
 			sc = &s->cpus[i];
 			if (sc == head || sc->has || sc->empty_op > head->region_op)
 				continue;
-			if (!has_budget(s, sc)) {
-				s->stalled = true;
+			if (!may_take(s, sc)) {
+				tm_pace_step(&s->pace, NULL, TM_PACE_STALL, 0);
 				return 0;
 			}
 			ret = fetch(s, sc);
@@ -1141,11 +1113,8 @@ static int run_round(struct tracemap_stream *s)
 	tm_wake_round(&s->wake, (unsigned int)n);
 	if (ret < 0)
 		return ret;
-	s->drained = round_waits(s, n > 0);
-	if (s->drained)
-		unkick(s);
-	else
-		kick(s);
+	/* events delivered, not own ones: those are what the stream's own wakeups write */
+	pace_event(s, TM_PACE_DONE, n > 0 ? TM_PACE_DELIVERED : 0);
 	return n;
 }
 
@@ -1178,8 +1147,10 @@ static int wait_until(struct tracemap_stream *s, uint64_t deadline)
 	 * A stream of readers opened by the caller (tm_stream_open_readers())
 	 * has nothing to wait on: it looks again at once, as if woken.
 	 */
-	if (s->epfd < 0)
+	if (s->epfd < 0) {
+		pace_event(s, TM_PACE_WOKEN, 0);
 		return 1;
+	}
 	if (deadline != UINT64_MAX) {
 		now = tm_now_ns();
 		timeout = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
@@ -1191,7 +1162,7 @@ static int wait_until(struct tracemap_stream *s, uint64_t deadline)
 		if (kernel_woke(s, evs, ret))
 			tm_wake_woken(&s->wake);
 		clear_tick(s);
-		unkick(s);
+		pace_event(s, TM_PACE_WOKEN, 0);
 	}
 	return ret;
 }
@@ -1256,7 +1227,7 @@ int tracemap_stream_consume(struct tracemap_stream *s)
 	 * Called on a wakeup of the epoll fd: one that delivers nothing counts
 	 * as empty, unless the tick or the kick (the stream's own) made it
 	 */
-	if (!s->ticked && !s->kicked)
+	if (!tm_pace_own_wakeup(&s->pace))
 		tm_wake_woken(&s->wake);
 	return run_round(s);
 }
@@ -1281,8 +1252,8 @@ int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 		return -EBADFD;
 	deadline = deadline_of(timeout_ms);
 	for (;;) {
-		/* after a round that waits (round_waits()), only a wakeup brings news */
-		if (!s->drained) {
+		/* after a round that waits (pace.c, WAITS), only a wakeup brings news */
+		if (!tm_pace_waits(&s->pace)) {
 			signalled = pace(s, deadline);
 			ret = run_round(s);
 			if (ret)
@@ -1293,7 +1264,6 @@ int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms)
 		ret = wait_more(s, deadline, &waited);
 		if (ret <= 0)
 			return ret;
-		s->drained = false;
 	}
 }
 

@@ -383,6 +383,127 @@ static inline void tm_wake_data(struct tm_wake *w)
 	w->empty = 0;
 }
 
+/* ------------------------------------------------------------- pacing */
+
+/*
+ * How a stream's rounds follow each other (pace.c): one state per stream,
+ * one per CPU, changed only by tm_pace_step() after the rules of pace.c's
+ * table (lib/README, "Pacing").
+ */
+enum tm_pace_state {
+	TM_PACE_RUN,		/* a round runs, no CPU held back */
+	TM_PACE_RUN_CHASE,	/* ... a CPU held back by the chase limit, none by its budget */
+	TM_PACE_RUN_BUDGET,	/* ... a CPU held back by its budget */
+	TM_PACE_DRAINED,	/* the round ended: every CPU found empty */
+	TM_PACE_STALLED_CHASE,	/* the round ended on CPUs held back by the chase limit only */
+	TM_PACE_STALLED,	/* the round ended on a CPU held back by its budget */
+	TM_PACE_NR_STATES
+};
+
+enum tm_pace_cpu {
+	TM_PACE_FREE,		/* the CPU may take regions in this round */
+	TM_PACE_CHASED,		/* its writer is on the reader page: the rest of its region */
+	TM_PACE_NR_CPU_STATES
+};
+
+enum tm_pace_event {
+	TM_PACE_ASK,		/* may this CPU take a region? */
+	TM_PACE_REGION,		/* this CPU handed out a new region */
+	TM_PACE_OPEN,		/* the stream is set up */
+	TM_PACE_START,		/* a round begins */
+	TM_PACE_NEW_ROUND,	/* ... for this CPU */
+	TM_PACE_EMPTY,		/* the merge found every CPU empty */
+	TM_PACE_STALL,		/* the merge stopped at a CPU held back */
+	TM_PACE_DONE,		/* the round's events are counted: how the next one starts */
+	TM_PACE_TICK,		/* the latency tick fired */
+	TM_PACE_WOKEN,		/* the stream's wait ended with a wakeup */
+	TM_PACE_NR_EVENTS
+};
+
+/*
+ * Conditions a rule reads: the stream's own facts (kept in struct
+ * tm_pace) and those the caller passes with the event.
+ */
+#define TM_PACE_HAS_TICK	(1u << 0)	/* fact: the stream has a latency tick */
+#define TM_PACE_HAS_KICK	(1u << 1)	/* fact: ... a kick eventfd */
+#define TM_PACE_CHASE_LIMIT	(1u << 2)	/* fact: the chase limit holds CPUs back */
+#define TM_PACE_TICKED		(1u << 3)	/* fact: the tick fired since the round began */
+#define TM_PACE_ROUND_TICKED	(1u << 4)	/* fact: ... before this round began */
+#define TM_PACE_KICKED		(1u << 5)	/* fact: the kick eventfd is readable */
+#define TM_PACE_WAITS		(1u << 6)	/* fact: the next round waits for a wakeup */
+#define TM_PACE_FACTS		0x7fu
+#define TM_PACE_DELIVERED	(1u << 7)	/* DONE: the round delivered events */
+#define TM_PACE_SAME_PAGE	(1u << 8)	/* REGION: on the sub-buffer of the last one */
+#define TM_PACE_WRITER_LEFT	(1u << 9)	/* REGION: the mapping shows data past it */
+#define TM_PACE_REGION_DONE	(1u << 10)	/* ASK: the CPU's region is walked to its end */
+#define TM_PACE_SPENT		(1u << 11)	/* ASK: the CPU used its regions for the round */
+
+enum tm_pace_action {
+	TM_PACE_NONE,
+	TM_PACE_KICK,		/* make the kick eventfd readable */
+	TM_PACE_UNKICK,		/* drain the kick eventfd */
+	TM_PACE_TAKE,		/* ASK: yes */
+	TM_PACE_HOLD,		/* ASK: no, the CPU waits for the next round */
+};
+
+struct tm_pace {
+	enum tm_pace_state state;
+	unsigned int facts;	/* TM_PACE_HAS_TICK ... TM_PACE_KICKED */
+};
+
+/* One row of pace.c's table; @from and @cpu_from are masks of states, 0 for any. */
+struct tm_pace_rule {
+	enum tm_pace_event event;
+	unsigned int from;
+	unsigned int cpu_from;
+	unsigned int when;	/* conditions that must hold */
+	unsigned int unless;	/* conditions that must not */
+	int to;			/* the next state, -1: unchanged */
+	int cpu_to;		/* the CPU's next state, -1: unchanged */
+	unsigned int set;	/* facts set */
+	unsigned int clear;	/* facts cleared */
+	enum tm_pace_action action;
+};
+
+/* A stream's pacing before TM_PACE_OPEN: @facts are HAS_TICK, HAS_KICK, CHASE_LIMIT. */
+void tm_pace_init(struct tm_pace *p, unsigned int facts);
+/* The row that applies to @ev with @cond in @p's state (and @cpu's, for a CPU's event). */
+const struct tm_pace_rule *tm_pace_rule(const struct tm_pace *p, const enum tm_pace_cpu *cpu,
+					enum tm_pace_event ev, unsigned int cond);
+/*
+ * The transition: apply @ev's row to @p (and @cpu). Returns its action;
+ * KICK and UNKICK only when the eventfd's level changes.
+ */
+enum tm_pace_action tm_pace_step(struct tm_pace *p, enum tm_pace_cpu *cpu,
+				 enum tm_pace_event ev, unsigned int cond);
+/*
+ * ASK for a CPU: a free CPU within its budget takes (row 3; rows 1-2 need
+ * a chased one) without the walk of the table, once per region of every
+ * CPU. test-pace checks that this gives the table's answers.
+ */
+static inline enum tm_pace_action tm_pace_ask(struct tm_pace *p, enum tm_pace_cpu *cpu,
+					      unsigned int cond)
+{
+	if (*cpu == TM_PACE_FREE && !(cond & TM_PACE_SPENT))
+		return TM_PACE_TAKE;
+	return tm_pace_step(p, cpu, TM_PACE_ASK, cond);
+}
+
+/* The rows, for the unit test: *@n of them. */
+const struct tm_pace_rule *tm_pace_rules(unsigned int *n);
+
+/* Whether only a wakeup brings news for the next round (poll). */
+static inline bool tm_pace_waits(const struct tm_pace *p)
+{
+	return p->facts & TM_PACE_WAITS;
+}
+
+/* Whether a wakeup now would be the stream's own (the tick, the kick). */
+static inline bool tm_pace_own_wakeup(const struct tm_pace *p)
+{
+	return p->facts & (TM_PACE_TICKED | TM_PACE_KICKED);
+}
+
 /* ---------------------------------------------------------------- options */
 
 /*

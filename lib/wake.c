@@ -1,38 +1,28 @@
 // SPDX-License-Identifier: LGPL-2.1-only
 /*
  * The one wake-up policy of the library, for streams (stream.c: poll,
- * consume, next_event) and for a single reader's tracemap_cpu_wait():
+ * consume, next_event; pace.c decides whether a round waits at all) and
+ * for a single reader's tracemap_cpu_wait(). Its rules:
  *
- *  - round moderation: at watermark 0 the kernel wakes a reader for every
- *    event, and a round started at once would deliver one to three of them
- *    for a GET_READER, a sleep and a wakeup each. At most one round starts
- *    every TM_MIN_ROUND_NS: letting events gather that long costs at most
- *    that much latency and a fraction of the CPU per event. A round that
- *    starts later than that after the previous one does not wait. While
- *    events flow, the stream does not wait for the kernel's wakeup between
- *    rounds at all (stream.c, round_waits()): it sleeps here until the next
- *    round may start and looks at the mapping. So every round costs one
- *    sleep, the dearest part of a round (far more than a syscall). The
- *    interval sets both the rounds per second and the latency while events
- *    flow (write to delivery: up to the interval, plus the sleep's timer
- *    slack, plus the round). A busy stream spaces its rounds out
- *    (tm_wake_round()): after a round of TM_BUSY_ROUND events or more the
- *    interval doubles, up to TM_MAX_ROUND_NS, and after one of fewer than
- *    half that it is TM_MIN_ROUND_NS again, as a network card coalesces
- *    its interrupts under load: the CPU a sleep costs is shared by more
- *    events where a millisecond or two of latency does not matter. The
- *    figures behind the intervals are in bench/README.md ("Why the
- *    library's heuristics are set as they are").
+ *  rule                        what                                    why
+ *  round moderation            a stream round starts at most once per  at watermark 0 the kernel wakes a
+ *  (tm_wake_moderate())        interval after the last one; a later    reader per event: a sleep, the
+ *                              one does not wait                       dearest part of a round, is then
+ *                                                                      shared by the events of an interval
+ *  busy rounds                 after a round of TM_BUSY_ROUND events   as a network card coalesces its
+ *  (tm_wake_round())           or more the interval doubles, up to     interrupts: under load a millisecond
+ *                              TM_MAX_ROUND_NS; after one of fewer     or two of latency costs less than
+ *                              than half that, TM_MIN_ROUND_NS again   the CPU of more sleeps
+ *  empty-wakeup back-off       after TM_EMPTY_WAKES kernel wakeups in  no spinning on a level-triggered
+ *  (tm_wake_backoff(),         a row that brought nothing, pause       descriptor for an event the kernel
+ *  tm_wake_pause())            TM_BACKOFF_NS before looking again;     counts but has not published yet;
+ *                              the stream's tick and kick never count  an idle stream's tick finds nothing
  *
- *  - empty-wakeup back-off: a wakeup of the kernel's is expected to bring
- *    data (the stream's tick and kick are not counted: an idle stream's
- *    tick finds nothing every time and would pause 1 ms per tick). After
- *    TM_EMPTY_WAKES in a row that did not (an event the kernel counts but
- *    has not published yet, which cpu-consume.c does not ask for),
- *    pause TM_BACKOFF_NS before looking again instead of spinning on a
- *    level-triggered descriptor.
- *
- * Documented in libtracemap-stream(3) and libtracemap-read(3).
+ * The interval sets both the rounds per second and the latency while
+ * events flow (up to the interval, plus the sleep's timer slack, plus the
+ * round). The figures behind the constants are in bench/README.md ("Why
+ * the library's heuristics are set as they are"). Documented in
+ * libtracemap-stream(3) and libtracemap-read(3).
  */
 #include <errno.h>
 #include <poll.h>
