@@ -3,15 +3,15 @@
  * Decoding the events of a stream through libtraceevent: the formats and
  * the saved cmdlines, system, name, task and fields by name.
  *
- * Formats are loaded as they are needed, never all of them: reading the
- * 2,300 formats of a distribution kernel, kallsyms and printk_formats took
- * 0.25 s of CPU at every start of a stream, most of it for events that
- * never come. The handle starts with the header page, the ftrace events
- * (markers), the events enabled in the instance and the saved cmdlines;
- * an event of another type loads the formats of what set_event lists then,
- * and failing that the one format whose id it has. kallsyms (about 50 ms of
- * CPU, most of it the kernel's making of /proc/kallsyms; ksyms.c keeps it in
- * one buffer, so freeing it costs nothing at the stop) is read when the first event that prints a kernel symbol arrives (a
+ * Formats are loaded as they are needed, never all of them: loading every
+ * format of a distribution kernel at each start costs more than most
+ * streams ever decode (bench/README.md). The handle starts with the header
+ * page, the ftrace events (markers), the events enabled in the instance and
+ * the saved cmdlines; an event of another type loads the formats of what
+ * set_event lists then, and failing that the one format whose id it has.
+ * kallsyms (the kernel's making of /proc/kallsyms is most of its cost;
+ * ksyms.c keeps it in one buffer, so freeing it costs nothing at the stop)
+ * is read when the first event that prints a kernel symbol arrives (a
  * marker does), or at open for a stream that decodes every event
  * (TRACEMAP_STREAM_DECODE, tm_decode_preload()); printk_formats with the
  * first trace_printk() event.
@@ -371,7 +371,7 @@ struct tep_handle *tm_decode_preload(struct tm_decode *d)
 {
 	if (!tm_decode_tep(d))
 		return NULL;
-	/* markers print their caller as a symbol: not 50 ms late on the first one */
+	/* markers print their caller as a symbol: not late on the first one */
 	if (!d->syms)
 		load_kallsyms(d);
 	return d->tep;

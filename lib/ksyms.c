@@ -5,10 +5,9 @@
  * a tep handle as its function resolver (tep_set_function_resolver()).
  *
  * tep_parse_kallsyms() makes three allocations per symbol (a list item, the
- * name, the module) and sscanf()s every line: on this project's machine,
- * 122,000 symbols took about 40 ms of user time to load and 9 ms to free,
- * the free falling in the stop of every stream. Here loading is a pass over
- * the text and one sort, and freeing is three free() calls.
+ * name, the module) and sscanf()s every line, and its free falls in the
+ * stop of every stream (bench/README.md). Here loading is a pass over the
+ * text and one sort, and freeing is three free() calls.
  *
  * The answers are libtraceevent's own (tests/unit/test-ksyms compares them
  * over this machine's kallsyms and crafted text): the same lines kept

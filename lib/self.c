@@ -167,7 +167,7 @@ static bool task_fields(struct self_event *se, struct tep_event *ev)
 /*
  * Field offsets of the sched events that name tasks, from their format
  * files alone: tracefs_local_events_system() would also read kallsyms,
- * printk_formats and saved_cmdlines (0.1 s of CPU at every start).
+ * printk_formats and saved_cmdlines at every start.
  */
 static int load_sched(struct tm_self *self, const char *tracefs)
 {
