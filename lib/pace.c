@@ -59,13 +59,16 @@
  *        consume mode or without a tick (CHASE_LIMIT): following drains up
  *        to the writer.
  *  3-6   MIN_ROUND_REGIONS (or a ring's worth) per CPU and round, so that
- *        a busy CPU cannot keep the others' events waiting.
+ *        a busy CPU cannot keep the others' events waiting; a budget hold
+ *        makes any stall a budget one (4-5).
  *  7     the same sub-buffer again, and the mapping shows no data past it:
  *        the writer is on the reader page.
  *  9     whatever the buffers hold already is work for the first round.
  * 10-11  below the watermark the tick is the only wakeup; a round it
  *        started must not make the next one wait for a second tick.
- * 13-17  a round resumed by next_event() after its timeout ends as it did.
+ * 13-17  the merge ends the round: every CPU empty, or one held back (by
+ *        the chase limit alone: STALLED_CHASE). A round that next_event()
+ *        resumes after its timeout ends as it did (14, 17).
  * 18     a tick (watermark > 0 or follow) will come: no chasing a writer
  *        as fast as the reader, two calls for every few events.
  * 19     work left over never waits.
@@ -83,7 +86,7 @@
 #define SAME		-1
 
 static const struct tm_pace_rule rules[] = {
-	/* event             from                 cpu_from   when, unless */
+	/* event, from, cpu_from, when, unless, to, cpu_to, set, clear, action */
 	{ TM_PACE_ASK, S(RUN), S(CHASED), TM_PACE_CHASE_LIMIT | TM_PACE_REGION_DONE, 0,
 	  TM_PACE_RUN_CHASE, SAME, 0, 0, TM_PACE_HOLD },
 	{ TM_PACE_ASK, 0, S(CHASED), TM_PACE_CHASE_LIMIT | TM_PACE_REGION_DONE, 0,
