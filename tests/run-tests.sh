@@ -9,6 +9,11 @@
 #
 # A test may name its own timeout in a line "# timeout: N" (scripts) or
 # "/* timeout: N */" (C sources next to the binary's name in tests/).
+# On a busy machine a test gets its share of the CPUs, so every timeout is
+# also multiplied by the load average per CPU (the larger of the 1 and 5
+# minute ones, rounded up, at least 1), and the test sees the product in
+# TEST_TIMEOUT_SCALE for its own bounded waits (tests/lib.sh tl_wait).
+# TEST_LOADAVG names another file than /proc/loadavg (the runner's test).
 #
 # A failing test is run once more to tell the reader whether the failure
 # repeats, but a test that failed once has failed: a pass on the second
@@ -58,6 +63,13 @@ dmesg_bad_since() {
 		left > 0 { print; left-- }'
 }
 
+# the load average per CPU, rounded up, at least 1
+load_scale() {
+	awk -v n="$(nproc 2> /dev/null || echo 1)" '{ l = $1 > $2 ? $1 : $2; s = int(l / n)
+		if (s < l / n) s++; print s < 1 ? 1 : s }' "${TEST_LOADAVG:-/proc/loadavg}" 2> /dev/null ||
+		echo 1
+}
+
 summary() {
 	echo
 	[ -n "$failed" ] && echo "failed:$failed"
@@ -70,7 +82,7 @@ summary() {
 exec 3<&0
 tpid=
 run_one() {
-	timeout -k 10 "$to" "$t" > "$1" 2>&1 <&3 3<&- &
+	TEST_TIMEOUT_SCALE=$scale timeout -k 10 "$to" "$t" > "$1" 2>&1 <&3 3<&- &
 	tpid=$!
 	wait $tpid
 	rc=$?
@@ -111,7 +123,9 @@ for t in "$@"; do
 		mark=$(sed -n 's/.*timing-sensitive:[[:space:]]*\(.*[^[:space:]*/]\).*/\1/p' "$src" | head -1)
 		grep -qE "$EXACT_HELPERS" "$src" && exact=1
 	fi
-	to=$((to * ${TEST_TIMEOUT_SCALE:-1}))
+	base=$to
+	scale=$((${TEST_TIMEOUT_SCALE:-1} * $(load_scale)))
+	to=$((to * scale))
 	[ $dmesg_ok = 1 ] && since=$(dmesg_last)
 	start=$(date +%s)
 	run_one "$log"
@@ -152,7 +166,7 @@ for t in "$@"; do
 	case $rc in
 	0)	pass=$((pass + 1)); echo "PASS  $t (${secs}s)" ;;
 	77)	skip=$((skip + 1)); echo "SKIP  $t: $(grep -i skip "$log" | tail -1)" ;;
-	124|137) fail=$((fail + 1)); failed="$failed $t"; echo "FAIL  $t: timed out after ${to}s"
+	124|137) fail=$((fail + 1)); failed="$failed $t"; echo "FAIL  $t: timed out after ${to}s (${base}s x$scale: the load, TEST_TIMEOUT_SCALE)"
 		tail -20 "$log" | sed 's/^/      | /' ;;
 	*)	fail=$((fail + 1)); failed="$failed $t"; echo "FAIL  $t (exit $rc)${why:+: $why}"
 		tail -30 "$log" | sed 's/^/      | /' ;;

@@ -4,8 +4,9 @@
 # tests/run-tests.sh itself: a test that fails once and then passes fails the
 # run unless its source is marked timing-sensitive with a reason; the mark is
 # refused on a test that checks exact counts; a run that adds a kernel warning
-# to dmesg fails even when the test passed; Ctrl-C stops the run at once
-# with the running test cleaned up, the summary so far and exit 130.
+# to dmesg fails even when the test passed; a time limit grows with the
+# machine's load; Ctrl-C stops the run at once with the running test
+# cleaned up, the summary so far and exit 130.
 . "$(dirname "$0")/../lib.sh"
 RUNNER=$PWD/tests/run-tests.sh
 [ -f "$RUNNER" ] || tl_fail "no $RUNNER"
@@ -70,6 +71,19 @@ EOS
 else
 	tl_log "not root or no /dev/kmsg: the dmesg check is not exercised"
 fi
+# a busy machine: the limit grows with the load average per CPU, and the
+# test sees the factor; on an idle one a test over its limit is stopped
+printf '#!/bin/sh\n# timeout: 2\necho "scale $TEST_TIMEOUT_SCALE"\nsleep 5\n' > slow.sh
+chmod +x slow.sh
+echo "0.10 0.05 0.01 1/100 1" > idle.load
+TEST_TIMEOUT_SCALE=1 TEST_LOADAVG=$TL_TMP/idle.load TEST_RETRY=0 runner ./slow.sh &&
+	{ cat out.txt; tl_fail "a test over its limit on an idle machine passed"; }
+grep -q "timed out after 2s" out.txt || { cat out.txt; tl_fail "no word on the time limit"; }
+echo "$(($(nproc) * 4)).50 3.00 1.00 1/100 1" > busy.load
+TEST_TIMEOUT_SCALE=1 TEST_LOADAVG=$TL_TMP/busy.load TEST_RETRY=0 runner ./slow.sh ||
+	{ cat out.txt; tl_fail "at a load above 4 per CPU the limit did not grow (2 s x 5)"; }
+grep -q "scale 5" logs/._slow.sh.log || { cat logs/._slow.sh.log; tl_fail "the test did not see the factor 5"; }
+
 # Ctrl-C while a test runs (SIGINT to the process group, as make gets it):
 # the runner stops at once, the test's process group gets SIGTERM and cleans
 # up, its children are gone, the tests after it do not run, the summary so
