@@ -239,7 +239,8 @@ struct tracemap_cpu_stats {
 	uint64_t ring_scans;		/* consuming mapping: looks at every sub-buffer for
 					 * new data before a GET_READER */
 	uint64_t helper;		/* events a stream enabled only for NO_SELF's check
-					 * (sched_waking), left out; not in own */	uint64_t cleared;		/* resets of the buffer seen while reading (echo >
+					 * (sched_waking), left out; not in own */
+	uint64_t cleared;		/* resets of the buffer seen while reading (echo >
 					 * trace, trace_clock): each a gap in lost_unknown */
 };
 
