@@ -27,7 +27,7 @@
 # CPPFLAGS, CFLAGS and LDFLAGS are honoured as given (dpkg-buildflags).
 
 VERSION_MAJOR	:= 0
-VERSION_MINOR	:= 1
+VERSION_MINOR	:= 2
 VERSION_PATCH	:= 0
 VERSION		:= $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
 # The one place of the release version: tracemap --version, the soname, the

@@ -32,7 +32,7 @@ struct tep_record;
  * LIBBPF_OPTS: a newer libtracemap reads fields an older caller never set
  * as zero.
  *	TRACEMAP_OPTS(tracemap_dump_opts, opts, .cpumask = "3");
- *	dump = tracemap_dump_take(NULL, &opts);
+ *	dump = tracemap_dump_take("myinstance", &opts);
  */
 #define TRACEMAP_OPTS(TYPE, NAME, ...)						\
 	struct TYPE NAME = ({							\
@@ -75,9 +75,22 @@ TRACEMAP_API uint64_t tracemap_now_ns(void);
  * tracefs
  */
 
+/*
+ * Which buffer. The instance argument of tracemap_stream_open(),
+ * tracemap_cpu_open(), tracemap_dump_take(), tracemap_events_enable() and
+ * tracemap_instance_dir() is the name of a directory under instances/, or
+ * TRACEMAP_TOP_LEVEL for the top-level buffer that every tracer shares.
+ * NULL asks tracemap_stream_open() for a private instance, which it creates
+ * and removes at close; the others refuse NULL (EINVAL), as a new instance
+ * holds nothing to read. "", ".", ".." and names with a '/' are refused
+ * (EINVAL). Binaries linked against TRACEMAP_0.1 keep NULL and "" as the
+ * top level (Documentation/libtracemap.txt, ABI).
+ */
+#define TRACEMAP_TOP_LEVEL		"/"
+
 /* Find the tracefs mount (or check @dir); 0 or -ENOENT after a message. */
 TRACEMAP_API int tracemap_tracefs_dir(const char *dir, char *buf, size_t size);
-/* Check @instance (NULL: top level) and find its directory; 0, -EINVAL or -ENODEV. */
+/* Check @instance (a name, TRACEMAP_TOP_LEVEL) and find its directory; 0, -EINVAL, -ENODEV */
 TRACEMAP_API int tracemap_instance_dir(const char *tracefs, const char *instance, char *buf,
 				       size_t size);
 /* The page size events/header_page gives trace-cmd and libtraceevent. */
@@ -114,9 +127,10 @@ struct tracemap_cpu_opts {
 struct tracemap_cpu;
 
 /*
- * Open the reader of @cpu in @instance (NULL: the top-level buffer).
- * Errors: ENOENT tracefs not mounted, ENODEV unknown instance, ENXIO CPU
- * absent or never online, EACCES/EPERM no permission, EBUSY mapping refused
+ * Open the reader of @cpu in @instance (a name, or TRACEMAP_TOP_LEVEL).
+ * Errors: EINVAL no instance (NULL) or an invalid name, ENOENT tracefs not
+ * mounted, ENODEV unknown instance, ENXIO CPU absent or never online,
+ * EACCES/EPERM no permission, EBUSY mapping refused
  * (snapshot armed) with TRACEMAP_CPU_NO_FALLBACK, EOPNOTSUPP the kernel cannot
  * map and the mode needs the mapping, EPROTO meta page layout not understood.
  */
@@ -296,6 +310,8 @@ typedef int (*tracemap_enable_fn)(void *ctx, const char *name);
 #define TRACEMAP_STREAM_PID_FORKS	(1u << 4)
 /* load the event formats in open, before the events are enabled (not on first use) */
 #define TRACEMAP_STREAM_DECODE		(1u << 5)
+/* a named instance that does not exist is created, and removed at close */
+#define TRACEMAP_STREAM_CREATE		(1u << 6)
 
 /* An event selection, as trace-cmd's -e and -f take it. */
 struct tracemap_event_spec {
@@ -320,13 +336,25 @@ struct tracemap_stream_opts {
 	const int *pids;		/* only these tasks (set_event_pid); restored on close */
 	int nr_pids;
 	tracemap_enable_fn on_enable;	/* NULL: not told; called with ctx */
+	unsigned long buffer_size_kb;	/* per-CPU buffer_size_kb while open; 0: leave it */
+	const char *clock;		/* trace_clock while open; NULL: leave it */
 };
 
 struct tracemap_stream;
 
+/*
+ * @instance: NULL for a private instance (tracemap-<pid>-<n>, created here
+ * and removed at close), a name, or TRACEMAP_TOP_LEVEL.
+ */
 TRACEMAP_API struct tracemap_stream *
 tracemap_stream_open(const char *instance, const struct tracemap_stream_opts *opts);
 TRACEMAP_API void tracemap_stream_close(struct tracemap_stream *s);
+/*
+ * The instance the stream reads (TRACEMAP_TOP_LEVEL for the top level), owned
+ * by @s; *@created (when not NULL) is 1 when the stream made it and removes it
+ * at close. NULL + errno EINVAL for a NULL stream.
+ */
+TRACEMAP_API const char *tracemap_stream_instance(const struct tracemap_stream *s, int *created);
 
 /* Wait up to @timeout_ms (-1: forever) for data, deliver it. Returns events delivered or < 0. */
 TRACEMAP_API int tracemap_stream_poll(struct tracemap_stream *s, int timeout_ms);
@@ -375,7 +403,7 @@ struct tracemap_tracer_opts {
 struct tracemap_tracer;
 
 /*
- * Set them in @instance (NULL: the top level); NULL + errno after a message,
+ * Set them in @instance (a name, TRACEMAP_TOP_LEVEL); NULL + errno after a message,
  * nothing changed (EPERM: the kernel forbids the function tracers).
  */
 TRACEMAP_API struct tracemap_tracer *
@@ -383,6 +411,22 @@ tracemap_tracer_set(const char *instance, const struct tracemap_tracer_opts *opt
 /* Put back the tracer, options and filters, and free; 0 or -errno. */
 TRACEMAP_API int tracemap_tracer_restore(struct tracemap_tracer *t);
 
+
+/*
+ * What a process changed in tracefs through the library (an instance it
+ * created, events, filters, pid lists, buffer_percent, buffer_size_kb,
+ * trace_clock) is written down before the change, in
+ * $TRACEMAP_STATE_DIR (default /run/tracemap), and the record removed once
+ * all is back. tracemap_state_repair() puts back what the records of
+ * processes that ended without closing (SIGKILL, a crash) name, and says
+ * what it did through the print callback (TRACEMAP_LOG_WARN);
+ * tracemap_stream_open() and tracemap_events_enable() call it first.
+ * With TRACEMAP_STATE_CHECK it only says what is left and how to put it back.
+ * Returns the number of such records, or -errno when one could not be put
+ * back (said why; its record stays for another try).
+ */
+#define TRACEMAP_STATE_CHECK		(1u << 0)
+TRACEMAP_API int tracemap_state_repair(unsigned int flags);
 /* The reader of the @idx-th CPU of the stream (0 <= idx < nr_cpus) */
 TRACEMAP_API struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stream *s, int idx);
 
@@ -424,7 +468,7 @@ struct tracemap_dump_cpu_stats {
 struct tracemap_dump;
 
 /*
- * Copy the buffer of every CPU of @instance (NULL: the top-level buffer)
+ * Copy the buffer of every CPU of @instance (a name, or TRACEMAP_TOP_LEVEL)
  * without consuming anything: pages the writer recycles while they are
  * copied are dropped and marked lost. The saved command lines and the
  * trace clock are read with it.

@@ -124,7 +124,8 @@ static int init_sources(struct tracemap_cpu *c)
 
 /**
  * tracemap_cpu_open - open the reader of one CPU's ring buffer
- * @instance: the instance, NULL or "" for the top-level buffer
+ * @instance: the instance name, or TRACEMAP_TOP_LEVEL for the top-level buffer;
+ *	NULL is refused (EINVAL): a new private instance would hold nothing
  * @cpu: the CPU number
  * @opts: mode, flags and tracefs directory; NULL for the defaults
  *
@@ -166,7 +167,10 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 		tm_err(EINVAL);
 		return NULL;
 	}
-	ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
+	ret = tm_instance_required(instance, "tracemap_cpu_open", "a reader of a new private "
+				   "instance would find nothing in it");
+	if (!ret)
+		ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
 	if (!ret)
 		ret = tracemap_instance_dir(tfs, instance, idir, sizeof(idir));
 	if (!ret)

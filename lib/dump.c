@@ -274,7 +274,8 @@ fail:
 
 /**
  * tracemap_dump_take - copy the buffer of every CPU without consuming it
- * @instance: the instance, NULL for the top-level buffer
+ * @instance: the instance name, or TRACEMAP_TOP_LEVEL for the top-level buffer;
+ *	NULL is refused (EINVAL): a new private instance would give an empty dump
  * @opts: NULL, or options with sz set (tracefs_dir, cpumask, flags)
  *
  * Opens a snapshot reader per CPU, back to back (the copy: validated pages,
@@ -312,7 +313,10 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		ret = tm_err(EINVAL);
 		goto out;
 	}
-	ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
+	ret = tm_instance_required(instance, "tracemap_dump_take", "a dump of a new private "
+				   "instance would be empty");
+	if (!ret)
+		ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
 	if (!ret)
 		ret = tracemap_instance_dir(tfs, instance, idir, sizeof(idir));
 	if (ret)
@@ -361,8 +365,9 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	}
 	total_ns = tm_now_ns() - start;
 
-	src = (struct tm_dump_src){ .tracefs = tfs, .instance = instance, .overrun = overrun,
-				    .read = nread };
+	/* the top level has no buffer name in the file */
+	src = (struct tm_dump_src){ .tracefs = tfs, .overrun = overrun, .read = nread,
+				    .instance = tm_is_top(instance) ? NULL : instance };
 	/* what names the tasks as of the copy */
 	snprintf(path, sizeof(path), "%s/saved_cmdlines", tfs);
 	src.cmdlines = tm_read_whole(path, &src.cmdlines_len);
@@ -398,7 +403,8 @@ out:
 	/* every failure is explained, as tracemap_*_open() ones are */
 	if (ret == -ENOMEM)
 		tm_log(TRACEMAP_LOG_ERROR, "out of memory copying the buffer of %s: the copy "
-		       "needs twice the ring of every CPU", instance ? instance : "the top level");
+		       "needs twice the ring of every CPU",
+		       !instance || tm_is_top(instance) ? "the top level" : instance);
 	for (i = 0; readers && i < nr; i++)
 		tracemap_cpu_close(readers[i]);	/* NULL once the dump holds it */
 	free(readers);

@@ -49,6 +49,7 @@ struct tm_events {
 	int old_fork;		/* options/event-fork to write back; -1: untouched */
 	tracemap_enable_fn on_enable;	/* told before an event is turned on */
 	void *ctx;
+	struct tm_state *state;		/* each change written down first (state.c) */
 	int owner;		/* the process that set it up: only it puts back */
 };
 
@@ -262,9 +263,13 @@ static void enable_failed(struct tm_events *e, const char *what, int err)
 	       strerror(-err));
 }
 
-/* The caller's hook, before evs[@i] is turned on: a refusal is an error */
+/* Written down, and the caller's hook, before evs[@i] is turned on: a refusal is an error */
 static int tell_enable(struct tm_events *e, int i)
 {
+	int ret = tm_state_note(e->state, "event", "%s", e->names[i]);
+
+	if (ret)
+		return ret;
 	if (!e->on_enable || !e->on_enable(e->ctx, e->names[i]))
 		return 0;
 	tm_log(TRACEMAP_LOG_ERROR, "stream: %s not enabled: the caller refused it", e->names[i]);
@@ -419,6 +424,9 @@ static int set_filters(struct tm_events *e, struct tm_self *self)
 		}
 		old[strcspn(old, "\n")] = '\0';
 		ev->old_filter = old;
+		ret = tm_state_note(e->state, "filter", "%s:%s %s", ev->system, ev->event, old);
+		if (ret)
+			return ret;
 		f = compose_filter(ev->filter, has_own ? own : NULL);
 		if (!f)
 			return tm_err(ENOMEM);
@@ -479,6 +487,13 @@ static int set_pid_file(struct tm_events *e, const char *file, const int *pids, 
 		if (!*old)
 			return tm_err(ENOMEM);
 	}
+	/* one pid a line in the file, one line in the record */
+	for (i = 0; (*old)[i]; i++)
+		if ((*old)[i] == '\n')
+			(*old)[i] = ' ';
+	ret = tm_state_note(e->state, file, "%s", *old);
+	if (ret)
+		return ret;
 	for (i = 0; i < nr && !ret; i++) {
 		snprintf(num, sizeof(num), "%d", pids[i]);
 		if (i == 0 && !append)
@@ -524,6 +539,8 @@ static int set_fork(struct tm_events *e)
 
 	if (on)
 		return 0;
+	if (tm_state_note(e->state, "event-fork", "0"))
+		return -errno;
 	e->old_fork = 0;
 	if (tracefs_option_enable(e->inst, TRACEFS_OPTION_EVENT_FORK)) {
 		tm_log(TRACEMAP_LOG_ERROR, "cannot turn on options/event-fork: %s",
@@ -593,8 +610,8 @@ static void hide_helper(struct tm_events *e, struct tm_self *self)
 /* ------------------------------------------------------------ interface */
 
 int tm_events_setup(struct tm_events **out, const char *tracefs, const char *instance,
-		    const struct tracemap_event_spec *specs, int nr_specs, const int *pids,
-		    int nr_pids, bool pid_forks, struct tm_self *self,
+		    struct tm_state *state, const struct tracemap_event_spec *specs, int nr_specs,
+		    const int *pids, int nr_pids, bool pid_forks, struct tm_self *self,
 		    tracemap_enable_fn on_enable, void *ctx)
 {
 	struct tm_events *e;
@@ -615,12 +632,13 @@ int tm_events_setup(struct tm_events **out, const char *tracefs, const char *ins
 	e->owner = tm_cur_pid;
 	e->on_enable = on_enable;
 	e->ctx = ctx;
+	e->state = state;
 	e->tracefs = strdup(tracefs);
 	if (!e->tracefs) {
 		ret = tm_err(ENOMEM);
 		goto fail;
 	}
-	if (instance && *instance) {
+	if (!tm_is_top(instance)) {
 		e->inst = tracefs_instance_alloc(tracefs, instance);
 		if (!e->inst) {
 			ret = tm_err(errno ? errno : ENOMEM);
@@ -714,19 +732,22 @@ void tm_events_restore(struct tm_events *e)
 
 struct tracemap_events {
 	struct tm_events *e;		/* NULL: nothing was selected */
+	struct tm_inst in;		/* the instance, and the record of what changed */
 };
 
 /**
  * tracemap_events_enable - enable events in an instance until they are restored
- * @instance: the instance name; NULL or "" for the top-level buffer
+ * @instance: the instance name, or TRACEMAP_TOP_LEVEL; NULL is refused (EINVAL):
+ *	a private instance would be removed before anything read it
  * @specs: the events, as tracemap_stream_opts.events takes them (filters included)
  * @nr_specs: how many; 0 gives a handle that changes nothing
  * @tracefs_dir: the tracefs mount; NULL to find it
  *
  * For front-ends that need events on without reading them through a stream
  * (a flight recorder waiting for a signal, a viewer): the same selection,
- * filters and put-back as a stream's opts.events. Nothing is changed when a
- * spec names no event.
+ * filters and put-back as a stream's opts.events, written down first for
+ * tracemap_state_repair() (which it calls first). Nothing is changed when
+ * a spec names no event.
  *
  * Returns the handle for tracemap_events_restore(), or NULL with errno set
  * after a message.
@@ -739,23 +760,28 @@ struct tracemap_events *tracemap_events_enable(const char *instance,
 	char tfs[PATH_MAX];
 	int ret;
 
-	if (tracefs_dir) {
-		snprintf(tfs, sizeof(tfs), "%s", tracefs_dir);
-	} else {
-		ret = tracemap_tracefs_dir(NULL, tfs, sizeof(tfs));
-		if (ret < 0) {
-			errno = -ret;
-			return NULL;
-		}
+	if (tm_instance_required(instance, "tracemap_events_enable", "a private instance "
+				 "would be gone before anything read its events")) {
+		errno = EINVAL;
+		return NULL;
 	}
+	ret = tracemap_tracefs_dir(tracefs_dir, tfs, sizeof(tfs));
+	if (ret < 0) {
+		errno = -ret;
+		return NULL;
+	}
+	tracemap_state_repair(0);
 	ev = calloc(1, sizeof(*ev));
 	if (!ev) {
 		tm_err(ENOMEM);
 		return NULL;
 	}
-	ret = tm_events_setup(&ev->e, tfs, instance, specs, nr_specs, NULL, 0, false, NULL,
-			      NULL, NULL);
+	ret = tm_inst_open(&ev->in, tfs, instance, false);
+	if (!ret)
+		ret = tm_events_setup(&ev->e, tfs, instance, ev->in.state, specs, nr_specs, NULL,
+				      0, false, NULL, NULL, NULL);
 	if (ret) {
+		tm_inst_close(&ev->in);
 		free(ev);
 		errno = -ret;
 		return NULL;
@@ -772,5 +798,6 @@ void tracemap_events_restore(struct tracemap_events *ev)
 	if (!ev)
 		return;
 	tm_events_restore(ev->e);
+	tm_inst_close(&ev->in);
 	free(ev);
 }

@@ -41,7 +41,8 @@
 #define DEFAULT_WATERMARK	50
 #define KNOWN_FLAGS		(TRACEMAP_STREAM_UNORDERED | TRACEMAP_STREAM_BUSY_POLL | \
 				 TRACEMAP_STREAM_NO_SELF | TRACEMAP_STREAM_LOW_LATENCY | \
-				 TRACEMAP_STREAM_PID_FORKS | TRACEMAP_STREAM_DECODE)
+				 TRACEMAP_STREAM_PID_FORKS | TRACEMAP_STREAM_DECODE | \
+				 TRACEMAP_STREAM_CREATE)
 #define MIN_ROUND_REGIONS	64	/* regions one CPU may hand out per round */
 #define MAX_CORRUPT_RETRIES	16
 
@@ -92,6 +93,7 @@ struct tracemap_stream {
 	uint64_t drain_op;		/* ... and the region it was chosen for */
 	unsigned int round_events;	/* next_event() returned in this round: the wake-up policy's measure */
 
+	struct tm_inst in;		/* the instance, its size and clock, the crash record */
 	char *percent_path;
 	int old_percent;		/* buffer_percent to restore, -1: untouched */
 
@@ -192,6 +194,9 @@ static int set_watermark(struct tracemap_stream *s, const char *idir, int waterm
 	if (watermark < 0)
 		return old;
 	if (old != watermark) {
+		ret = tm_state_note(s->in.state, "buffer_percent", "%d", old);
+		if (ret)
+			return ret;
 		snprintf(val, sizeof(val), "%d", watermark);
 		ret = tm_write_file(path, val);
 		if (ret < 0) {
@@ -344,23 +349,29 @@ static void new_round(struct tracemap_stream *s)
 
 /**
  * tracemap_stream_open - open the readers of an instance's CPUs as one stream
- * @instance: the instance, NULL or "" for the top-level buffer
+ * @instance: NULL for a private instance (tracemap-<pid>-<n>, made here and
+ *	removed at close), an instance name (made when missing with
+ *	TRACEMAP_STREAM_CREATE), or TRACEMAP_TOP_LEVEL for the top-level buffer
  * @opts: mode, order, CPUs, watermark, latency and callbacks; NULL for the defaults
  *
- * Opens a reader per selected CPU (every one before anything is changed),
- * sets buffer_percent to the watermark (consume mode: 50 for watermark 0
+ * Puts back what ended processes left (tracemap_state_repair()), makes the
+ * instance when it is to be made and sets its buffer_size_kb and
+ * trace_clock (@opts), opens a reader per selected CPU (every one before
+ * anything else is changed), sets buffer_percent to the watermark (consume mode: 50 for watermark 0
  * unless TRACEMAP_STREAM_LOW_LATENCY asks for a wakeup per event), reads
  * the own-event rules (TRACEMAP_STREAM_NO_SELF), enables the events of
  * @opts->events with their filters and the tasks of @opts->pids, and sets
- * up the wake-ups. A failure puts back what was changed and is explained
- * through the print callback.
+ * up the wake-ups. Every change is written down before it is made (state.c).
+ * A failure puts back what was changed and is explained through the print
+ * callback.
  *
  * Returns the stream, or NULL with errno set.
  */
 struct tracemap_stream *tracemap_stream_open(const char *instance,
 					     const struct tracemap_stream_opts *opts)
 {
-	char tfs[4096], idir[4096];
+	char tfs[4096];
+	const char *idir, *iname;
 	struct tracemap_stream_opts o = { .sz = sizeof(o) };
 	struct tracemap_cpu_opts copts = { .sz = sizeof(copts) };
 	struct tracemap_stream *s = NULL;
@@ -380,10 +391,10 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 		o.watermark = DEFAULT_WATERMARK;
 
 	ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
-	if (!ret)
-		ret = tracemap_instance_dir(tfs, instance, idir, sizeof(idir));
 	if (ret)
 		return NULL;
+	/* what a killed stream left, before we look at what is there */
+	tracemap_state_repair(0);
 
 	set = calloc(TM_MAX_CPUS, sizeof(*set));
 	s = calloc(1, sizeof(*s));
@@ -395,6 +406,14 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	s->epfd = s->timerfd = s->kickfd = -1;
 	s->old_percent = -1;
 	s->owner = tm_cur_pid;
+	ret = tm_inst_open(&s->in, tfs, instance, o.flags & TRACEMAP_STREAM_CREATE);
+	/* the size first: a mapped buffer cannot be resized */
+	if (!ret)
+		ret = tm_inst_setup(&s->in, o.buffer_size_kb, o.clock);
+	if (ret)
+		goto fail;
+	idir = s->in.dir;
+	iname = s->in.name;
 	s->mode = o.mode;
 	s->flags = o.flags;
 	s->on_event = o.on_event;
@@ -437,7 +456,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 			continue;
 		sc = &s->cpus[s->nr];
 		sc->cpu = i;
-		sc->c = tracemap_cpu_open(instance, i, &copts);
+		sc->c = tracemap_cpu_open(iname, i, &copts);
 		if (!sc->c) {
 			ret = -errno;
 			goto fail;
@@ -470,8 +489,8 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 		}
 	}
 	/* the events last: every check that can fail was made */
-	ret = tm_events_setup(&s->events, tfs, instance, o.events, o.nr_events, o.pids,
-			      o.nr_pids, o.flags & TRACEMAP_STREAM_PID_FORKS, s->self,
+	ret = tm_events_setup(&s->events, tfs, iname, s->in.state, o.events, o.nr_events,
+			      o.pids, o.nr_pids, o.flags & TRACEMAP_STREAM_PID_FORKS, s->self,
 			      o.on_enable, o.ctx);
 	if (ret)
 		goto fail;
@@ -548,6 +567,8 @@ void tracemap_stream_close(struct tracemap_stream *s)
 	/* the instance is the parent's to put back */
 	if (s->percent_path && !tm_in_child(s->owner))
 		restore_watermark(s);
+	/* last: a private instance goes once nothing uses it */
+	tm_inst_close(&s->in);
 	free(s->percent_path);
 	free(s->clock_path);
 	if (s->epfd >= 0)
@@ -557,6 +578,27 @@ void tracemap_stream_close(struct tracemap_stream *s)
 	if (s->kickfd >= 0)
 		close(s->kickfd);
 	free(s);
+}
+
+/**
+ * tracemap_stream_instance - the instance a stream reads
+ * @s: the stream
+ * @created: NULL, or set to 1 when the stream made the instance (a private
+ *	one, or a missing one with TRACEMAP_STREAM_CREATE) and removes it at
+ *	close, else 0
+ *
+ * Returns the instance name (TRACEMAP_TOP_LEVEL for the top-level buffer),
+ * owned by @s, or NULL with errno EINVAL for a NULL stream.
+ */
+const char *tracemap_stream_instance(const struct tracemap_stream *s, int *created)
+{
+	if (!s || !s->in.name) {
+		tm_err(EINVAL);
+		return NULL;
+	}
+	if (created)
+		*created = s->in.created;
+	return s->in.name;
 }
 
 /**

@@ -221,39 +221,50 @@ int tracemap_tracefs_dir(const char *dir, char *buf, size_t size)
 	return tm_err(ENOENT);
 }
 
+/*
+ * What to pass instead of NULL or "" where they are refused: the same words
+ * from every entry point (tracemap.h, "Which buffer").
+ */
+#define NAME_HINT	"give an instance name, or TRACEMAP_TOP_LEVEL (\"/\") for the " \
+			"top-level buffer every tracer shares"
+
+int tm_instance_required(const char *instance, const char *who, const char *why)
+{
+	if (instance)
+		return 0;
+	tm_log(TRACEMAP_LOG_ERROR, "%s: no instance given (NULL): %s; %s", who, why, NAME_HINT);
+	return tm_err(EINVAL);
+}
+
 /**
  * tracemap_instance_dir - check an instance name and find its directory
  * @tracefs: the tracefs mount (tracemap_tracefs_dir())
- * @instance: the instance name; NULL or "" for the top-level buffer
+ * @instance: the instance name, or TRACEMAP_TOP_LEVEL for the top-level buffer
  * @buf: receives "@tracefs" or "@tracefs/instances/@instance"
  * @size: bytes at @buf
  *
  * A failure is explained through the print callback.
  *
- * Returns 0, -EINVAL for a name that cannot be an instance ("", ".", "..",
- * one with a '/'), -ENAMETOOLONG for one longer than NAME_MAX, -EACCES or
- * -EPERM when this process may not look, or -ENODEV when the instance does
- * not exist.
+ * Returns 0, -EINVAL for NULL or a name that cannot be an instance ("", ".",
+ * "..", one with a '/'), -ENAMETOOLONG for one longer than NAME_MAX, -EACCES
+ * or -EPERM when this process may not look, or -ENODEV when the instance
+ * does not exist.
  */
 int tracemap_instance_dir(const char *tracefs, const char *instance, char *buf, size_t size)
 {
 	struct stat st;
 	int e;
 
-	if (!instance || !*instance) {
+	if (tm_instance_required(instance, "tracemap_instance_dir",
+				 "it names no buffer"))
+		return -EINVAL;
+	if (tm_is_top(instance)) {
 		snprintf(buf, size, "%s", tracefs);
 		return 0;
 	}
-	if (strchr(instance, '/') || !strcmp(instance, ".") || !strcmp(instance, "..")) {
-		tm_log(TRACEMAP_LOG_ERROR, "invalid instance name '%s': give the name of a "
-		       "directory in %s/instances", instance, tracefs);
-		return tm_err(EINVAL);
-	}
-	if (strlen(instance) > NAME_MAX) {
-		tm_log(TRACEMAP_LOG_ERROR, "an instance name of %zu bytes: tracefs instance names "
-		       "have at most %d bytes; use a shorter one", strlen(instance), NAME_MAX);
-		return tm_err(ENAMETOOLONG);
-	}
+	e = tm_instance_name_check(tracefs, instance);
+	if (e)
+		return e;
 	snprintf(buf, size, "%s/instances/%s", tracefs, instance);
 	e = stat(buf, &st) ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
 	if (e == EACCES || e == EPERM) {
@@ -264,6 +275,33 @@ int tracemap_instance_dir(const char *tracefs, const char *instance, char *buf, 
 		tm_log(TRACEMAP_LOG_ERROR, "no instance '%s' (%s does not exist): create it with "
 		       "'mkdir %s' or 'trace-cmd record -B %s'", instance, buf, buf, instance);
 		return tm_err(ENODEV);
+	}
+	return 0;
+}
+
+bool tm_is_top(const char *instance)
+{
+	return instance && !strcmp(instance, TRACEMAP_TOP_LEVEL);
+}
+
+/* A name that can be a directory under instances/: 0, or -EINVAL/-ENAMETOOLONG said why. */
+int tm_instance_name_check(const char *tracefs, const char *instance)
+{
+	if (!*instance) {
+		tm_log(TRACEMAP_LOG_ERROR, "an empty instance name: %s (or NULL to "
+		       "tracemap_stream_open() for a private instance)", NAME_HINT);
+		return tm_err(EINVAL);
+	}
+	if (strchr(instance, '/') || !strcmp(instance, ".") || !strcmp(instance, "..")) {
+		tm_log(TRACEMAP_LOG_ERROR, "invalid instance name '%s': give the name of a "
+		       "directory in %s/instances, or TRACEMAP_TOP_LEVEL (\"/\") for the "
+		       "top-level buffer", instance, tracefs);
+		return tm_err(EINVAL);
+	}
+	if (strlen(instance) > NAME_MAX) {
+		tm_log(TRACEMAP_LOG_ERROR, "an instance name of %zu bytes: tracefs instance names "
+		       "have at most %d bytes; use a shorter one", strlen(instance), NAME_MAX);
+		return tm_err(ENAMETOOLONG);
 	}
 	return 0;
 }

@@ -224,6 +224,13 @@ static inline uint64_t tm_subbuf_load(const void *sb, unsigned int word, int ord
 
 /* Discovery and instance checks are exported: tracemap_tracefs_dir(), tracemap_instance_dir(). */
 
+/* @instance is TRACEMAP_TOP_LEVEL */
+bool tm_is_top(const char *instance);
+/* 0, or -EINVAL after a message naming @who and @why a NULL instance cannot do */
+int tm_instance_required(const char *instance, const char *who, const char *why);
+/* A name that can be a directory under instances/: 0, or -EINVAL/-ENAMETOOLONG said why */
+int tm_instance_name_check(const char *tracefs, const char *instance);
+
 /* events/header_page: offset and size of the data field; -errno when unreadable or odd. */
 int tm_header_page(const char *tracefs, unsigned int *data_off, unsigned int *data_size);
 /* The sub-buffer size of the instance at @idir (buffer_subbuf_size_kb, else the page size). */
@@ -524,7 +531,7 @@ int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const
 		       offsetof(struct type, last) + sizeof(((struct type *)0)->last),	\
 		       #type " has tail padding: reorder it or fill it with a field")
 TM_OPTS_NO_TAIL(tracemap_cpu_opts, tracefs_dir);
-TM_OPTS_NO_TAIL(tracemap_stream_opts, on_enable);
+TM_OPTS_NO_TAIL(tracemap_stream_opts, clock);
 TM_OPTS_NO_TAIL(tracemap_dump_opts, cpumask);
 TM_OPTS_NO_TAIL(tracemap_format_opts, clock);
 
@@ -618,18 +625,58 @@ struct tm_self;
 /* The stream's decoder (never NULL for an open stream); NULL + EINVAL for NULL. */
 struct tm_decode *tm_stream_decode(struct tracemap_stream *s);
 
+/* ----------------------------------------------- crash-state record (state.c) */
+
+struct tm_state;
+
+/*
+ * The record of what one stream or event set changes in @instance
+ * (TRACEMAP_TOP_LEVEL or a name); the file is made at the first note.
+ * NULL + errno on ENOMEM.
+ */
+struct tm_state *tm_state_new(const char *tracefs, const char *instance);
+/* Write "@key=value" down (on disk) before the change it names; 0 or -errno said why */
+int tm_state_note(struct tm_state *st, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Free @st (NULL-safe); the record goes when @all_back, else it stays for a repair */
+void tm_state_end(struct tm_state *st, bool all_back);
+
+/* ------------------------------------------------ the instance (instance.c) */
+
+/* The buffer a stream or an event set works in, and what it changed there. */
+struct tm_inst {
+	char *name;			/* TRACEMAP_TOP_LEVEL or a name under instances/ */
+	char *dir;			/* its directory */
+	struct tm_state *state;		/* what was changed, for a repair after a kill */
+	char *old_clock;		/* trace_clock to put back, or NULL */
+	long old_size_kb;		/* buffer_size_kb to put back, or -1 */
+	bool created;			/* made here: removed at close */
+	int owner;			/* the process that opened it (tm_in_child()) */
+};
+
+/*
+ * Resolve @instance: NULL makes a private instance, a missing name is
+ * made when @create, TRACEMAP_TOP_LEVEL is the top level. 0 or -errno
+ * after a message; tm_inst_close() in any case.
+ */
+int tm_inst_open(struct tm_inst *in, const char *tracefs, const char *instance, bool create);
+/* buffer_size_kb (0: leave it) and trace_clock (NULL: leave it); 0 or -errno said why */
+int tm_inst_setup(struct tm_inst *in, unsigned long size_kb, const char *clock);
+/* Put back size and clock, remove it when made here, end the record; 0 when all is back */
+int tm_inst_close(struct tm_inst *in);
+
 /* ----------------------------------------------- instance state (events.c) */
 
 /*
  * Enable the selected events with their filters, restrict to @pids, and for
  * @self add its threads to set_event_notrace_pid and its clauses to the
  * sched filters; @on_enable(@ctx, name) (NULL: none) before each event is
- * turned on. *@out is NULL when there was nothing to do. On failure
+ * turned on. Each change is noted in @state (NULL: none) before it is made. *@out is NULL when there was nothing to do. On failure
  * everything is put back. Returns 0 or -errno after a message.
  */
 int tm_events_setup(struct tm_events **out, const char *tracefs, const char *instance,
-		    const struct tracemap_event_spec *specs, int nr_specs, const int *pids,
-		    int nr_pids, bool pid_forks, struct tm_self *self,
+		    struct tm_state *state, const struct tracemap_event_spec *specs, int nr_specs,
+		    const int *pids, int nr_pids, bool pid_forks, struct tm_self *self,
 		    tracemap_enable_fn on_enable, void *ctx);
 /* Put back everything tm_events_setup() changed and free @e (NULL-safe). */
 void tm_events_restore(struct tm_events *e);

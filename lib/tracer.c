@@ -332,7 +332,7 @@ static int set_stack(struct tracemap_tracer *t)
 
 /**
  * tracemap_tracer_set - set the tracer of an instance and its function filters
- * @instance: the instance (NULL: the top-level buffer)
+ * @instance: the instance, or TRACEMAP_TOP_LEVEL for the top-level buffer
  * @opts: what to set; see struct tracemap_tracer_opts
  *
  * The filters first, then options/func_stack_trace, the tracer last: the

@@ -939,7 +939,8 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 	so.pids = so.nr_pids ? pidv : NULL;
 	tracemap_clear_error();
 	Py_BEGIN_ALLOW_THREADS
-	st->s = tracemap_stream_open(st->instance, &so);
+	/* no name here is the top level ("" above); the library names it TRACEMAP_TOP_LEVEL */
+	st->s = tracemap_stream_open(st->instance ? st->instance : TRACEMAP_TOP_LEVEL, &so);
 	Py_END_ALLOW_THREADS
 	if (!st->s) {
 		raise_errno(errno, "cannot open the stream");

@@ -10,6 +10,8 @@ TOOL		:= $(O)/tracemap
 EXTRA_CFLAGS_tools/ := $(TEP_CFLAGS) $(TFS_CFLAGS) -DTRACEMAP_VERSION='"$(VERSION)"'
 
 $(TOOL_OBJS): tools/tracemap-tool.h tools/cmd-stream.h include/tracemap.h
+# tracemap --version: the release version lives in the Makefile
+$(O)/tools/tracemap.o: Makefile
 
 $(TOOL): $(TOOL_OBJS) $(LIB_SO)
 	$(if $(Q),@echo "  LD      $@")

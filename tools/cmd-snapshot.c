@@ -68,5 +68,6 @@ int cmd_snapshot(int argc, char **argv)
 	/* a reader of a pipe or FIFO that goes away is a failed write, said as one */
 	signal(SIGPIPE, SIG_IGN);
 	/* the report goes to stderr when the file is standard output */
-	return tool_dump(b.instance, b.cpumask, out, 0, NULL, strcmp(out, "-") ? stdout : stderr) ? 1 : 0;
+	return tool_dump(b.instance ? b.instance : TRACEMAP_TOP_LEVEL, b.cpumask, out, 0, NULL,
+			 strcmp(out, "-") ? stdout : stderr) ? 1 : 0;
 }

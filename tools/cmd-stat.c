@@ -113,9 +113,10 @@ int cmd_stat(int argc, char **argv)
 			return 1;
 		}
 	}
-	iname = b.instance;
-	if (tool_end_args(argc, argv, iname, b.top))
+	if (tool_end_args(argc, argv, b.instance, b.top))
 		return 1;
+	/* default: the top level, read only */
+	iname = b.instance ? b.instance : TRACEMAP_TOP_LEVEL;
 	if (tool_instance_dir(iname, idir, sizeof(idir)))
 		return 1;
 	/* only looks: says what a killed stream left, 'tracemap reset' puts it back */
@@ -140,7 +141,7 @@ int cmd_stat(int argc, char **argv)
 	if (read_text(path, subkb, sizeof(subkb)))
 		snprintf(subkb, sizeof(subkb), "?");
 
-	printf("instance: %s\n", iname ? iname : "(top level)");
+	printf("instance: %s\n", b.instance ? b.instance : "(top level)");
 	printf("watermark (buffer_percent): %s\n", pct);
 	printf("trace_clock: %s\n", cl);
 	printf("buffer_size_kb: %s\n", size);

@@ -440,7 +440,7 @@ int cmd_stream(int argc, char **argv)
 	if (!si.created && !o.top)
 		so.on_enable = note_event;
 	/* a failure is explained by the library (libtracemap-print(3)) */
-	s = tracemap_stream_open(si.name, &so);
+	s = tracemap_stream_open(si.name ? si.name : TRACEMAP_TOP_LEVEL, &so);
 	if (!s || printer_attach(&p, s, si.inst))
 		goto out;
 

@@ -368,11 +368,11 @@ int tool_instance_dir(const char *name, char *idir, size_t size)
 	if (!tfs)
 		return -1;
 	if (name && !*name) {
-		/* the library reads "" as the top level; on the command line it is a mistake */
 		tool_err("invalid instance name '': give -B a name, or leave it out");
 		return -1;
 	}
-	return tracemap_instance_dir(tfs, name, idir, size) ? -1 : 0;
+	/* without -B: the top level (stat, snapshot), or a private one made later */
+	return tracemap_instance_dir(tfs, name ? name : TRACEMAP_TOP_LEVEL, idir, size) ? -1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -70,7 +70,7 @@ struct tracemap_tracer *tool_tracer_set(const char *tfs, const char *iname,
 	o.flags = t->func_stack ? TRACEMAP_TRACER_FUNC_STACK : 0;
 	o.tracefs_dir = tfs;
 	/* a failure is explained by the library (libtracemap-print(3)) */
-	tr = tracemap_tracer_set(iname, &o);
+	tr = tracemap_tracer_set(iname ? iname : TRACEMAP_TOP_LEVEL, &o);
 	*failed = !tr;
 	return tr;
 }

@@ -162,7 +162,7 @@ static char *trim(char *s)
 
 /*
  * A descriptor file: "key = value" lines, '#' comments.
- *   instance = NAME       the instance (absent or empty: the top-level buffer)
+ *   instance = NAME       the instance; "/" for the top-level buffer (required)
  *   tracefs = DIR         where tracefs is mounted (default: found by the library)
  *   follow-ms = N         start following, refreshing every N ms
  */
@@ -198,13 +198,17 @@ static int src_from_descriptor(const char *path, struct live_src *src)
 		val = trim(eq + 1);
 		key = trim(key);
 		if (!strcmp(key, "instance")) {
-			/* one name under instances/: ".." would open the top level */
-			if (strchr(val, '/') || !strcmp(val, ".") || !strcmp(val, "..") ||
-			    strlen(val) >= sizeof(src->instance)) {
+			/*
+			 * one name under instances/ (".." would open the top level), or
+			 * TRACEMAP_TOP_LEVEL: the shared buffer only when named
+			 */
+			if (strcmp(val, TRACEMAP_TOP_LEVEL) &&
+			    (!*val || strchr(val, '/') || !strcmp(val, ".") || !strcmp(val, "..") ||
+			     strlen(val) >= sizeof(src->instance))) {
 				fprintf(stderr, "tracemap: %s:%d: instance '%s' is not an instance"
 					" name (one name as under instances/, no '/', not . or ..;"
-					" leave it empty for the top-level buffer)\n",
-					path, lineno, val);
+					" 'instance = %s' for the top-level buffer)\n",
+					path, lineno, val, TRACEMAP_TOP_LEVEL);
 				ret = -EINVAL;
 				break;
 			}
@@ -231,8 +235,13 @@ static int src_from_descriptor(const char *path, struct live_src *src)
 	if (ret)
 		return ret;
 
+	if (!src->instance[0]) {
+		fprintf(stderr, "tracemap: %s names no buffer: add 'instance = NAME', or "
+			"'instance = %s' for the top-level buffer\n", path, TRACEMAP_TOP_LEVEL);
+		return -EINVAL;
+	}
 	tfs = *tracefs ? tracefs : "/sys/kernel/tracing";
-	if (src->instance[0])
+	if (strcmp(src->instance, TRACEMAP_TOP_LEVEL))
 		snprintf(dir, sizeof(dir), "%s/instances/%s", tfs, src->instance);
 	else
 		snprintf(dir, sizeof(dir), "%s", tfs);
@@ -383,7 +392,7 @@ static int snapshot_image(const struct live_src *src, struct tmks_counts *counts
 	struct stat fst;
 	int fd, ret;
 
-	d = tracemap_dump_take(src->top ? NULL : src->instance, &opts);
+	d = tracemap_dump_take(src->top ? TRACEMAP_TOP_LEVEL : src->instance, &opts);
 	if (!d) {
 		ret = -errno;
 		fprintf(stderr, "tracemap: cannot copy the ring buffer of %s%s: %s\n",

@@ -650,7 +650,8 @@ EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, i
 	o.flags = TRACEMAP_CPU_NO_FALLBACK;
 	o.tracefs_dir = dir;
 	tracemap_clear_error();
-	t->c = tracemap_cpu_open(name, cpu, &o);
+	/* libtracefs's NULL instance is the top level; libtracemap wants it named */
+	t->c = tracemap_cpu_open(name ? name : TRACEMAP_TOP_LEVEL, cpu, &o);
 	if (!t->c) {
 		e = errno;
 		free_tcm(t);

@@ -169,7 +169,7 @@ static void test_no_permission(void **state)
 		}
 		/* the top level: the same */
 		errno = 0;
-		if (tracemap_cpu_open(NULL, 0, &o) || errno != EACCES)
+		if (tracemap_cpu_open(TRACEMAP_TOP_LEVEL, 0, &o) || errno != EACCES)
 			_exit(7);
 		_exit(0);
 	}

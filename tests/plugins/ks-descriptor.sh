@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # timeout: 120
 # The KernelShark plugin's .tracemap descriptor, headless (libkshark): an
-# instance that is not one name under instances/ ("..", ".", "a/b") and a
+# instance that is not one name under instances/ ("..", ".", "a/b", "", or
+# none at all: the top level is opened only as "instance = /") and a
 # follow-ms that is not a whole number of ms from 1 to 3600000 ("500x",
 # "0", "-5", "99999999999", "") are refused with a message naming the line
 # and what to write, and nothing is opened (".." used to open the top-level
@@ -31,10 +32,15 @@ refused() {
 		{ cat err >&2; tl_fail "no message \"$3\" for '$1 = $2'"; }
 }
 
-for v in .. . a/b ../$inst; do
+for v in .. . a/b ../$inst ""; do
 	refused instance "$v" "instance '$v' is not an instance name"
 done
-grep -q "leave it empty for the top-level buffer" err || { cat err >&2; tl_fail "the message does not say what to write"; }
+grep -q "'instance = /' for the top-level buffer" err || { cat err >&2; tl_fail "the message does not say what to write"; }
+# the top level only when named: a descriptor without an instance opens nothing
+printf 'follow-ms = 500\n' > none.tracemap
+"$KSL" --count "$KSP" "$TL_TMP/none.tracemap" > out 2> err && tl_fail "a descriptor naming no buffer was opened"
+grep -q "names no buffer: add 'instance = NAME', or 'instance = /'" err ||
+	{ cat err >&2; tl_fail "no message for a descriptor naming no buffer"; }
 for v in 500x 0 -5 99999999999 "" " 1 2"; do
 	refused follow-ms "$v" "follow-ms '.*' is not a period in ms: give a whole number from 1 to 3600000"
 done
