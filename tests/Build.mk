@@ -36,6 +36,15 @@ $(O)/tests/%-san: tests/%.c $(TEST_HARNESS) $(TEST_HARNESS_H) tests/sbuf-encode.
 		$(TEST_HARNESS) tests/sbuf-encode.c $(LIB_SRCS) $(CMOCKA_LIBS) $(TFS_LIBS) $(TEP_LIBS) -lpthread
 
 CHECK_TARGETS	+= $(UNIT_TESTS) $(KERNEL_TESTS) $(SAN_TESTS)
+
+# A consumer of libtracemap.so as programs outside the tree are (tool-reset-lib.sh)
+LIB_CONSUMER	:= $(O)/tests/tools/lib-consumer
+$(LIB_CONSUMER): tests/tools/lib-consumer.c include/tracemap.h $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) -Iinclude $(call lib_rpath,../..) \
+		-o $@ $< $(LIB_LINK)
+CHECK_TARGETS	+= $(LIB_CONSUMER)
 TESTS		+= $(UNIT_TESTS) $(KERNEL_TESTS) $(SCRIPT_TESTS) $(SAN_TESTS)
 
 # test-format-stored is test-format over stored formats: it includes its source

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * tracemap reset: put back what tracemap streams left in tracefs when they
- * were killed without a chance to (SIGKILL, a crash): the private instances
- * they created, the events they enabled and the buffer_percent they set.
- * Streams that still run are left alone.
+ * tracemap reset: put back what programs using libtracemap (tracemap
+ * itself, the plugins, the Python module, any other) left in tracefs when
+ * they were killed without a chance to (SIGKILL, a crash): the instances
+ * they created, the events, filters and pid lists, buffer_percent,
+ * buffer_size_kb and trace_clock they changed. The library keeps the
+ * record and puts it back (tracemap_state_repair()); running programs are
+ * left alone.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -17,7 +20,7 @@ int cmd_reset(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, n, failed = 0;
+	int c, n;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -34,8 +37,9 @@ int cmd_reset(int argc, char **argv)
 	}
 	if (!tool_tracefs())
 		return 1;
-	n = state_repair(true, &failed);
+	/* each repair, and each failure, is said by the library */
+	n = tracemap_state_repair(0);
 	if (!n)
 		printf("tracemap: nothing to put back\n");
-	return failed ? 1 : 0;
+	return n < 0 ? 1 : 0;
 }

@@ -119,8 +119,8 @@ int cmd_stat(int argc, char **argv)
 	iname = b.instance ? b.instance : TRACEMAP_TOP_LEVEL;
 	if (tool_instance_dir(iname, idir, sizeof(idir)))
 		return 1;
-	/* only looks: says what a killed stream left, 'tracemap reset' puts it back */
-	state_repair(false, NULL);
+	/* only looks: says what a killed program left, 'tracemap reset' puts it back */
+	tracemap_state_repair(TRACEMAP_STATE_CHECK);
 
 	snprintf(path, sizeof(path), "%s/buffer_percent", idir);
 	if (read_text(path, pct, sizeof(pct)))

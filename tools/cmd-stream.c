@@ -376,7 +376,7 @@ int cmd_stream(int argc, char **argv)
 	if (out_init(&out, STDOUT_FILENO, STDOUT_BUF))
 		goto out;
 	/* what a killed stream left, before we look at what is enabled */
-	state_repair(true, NULL);
+	tracemap_state_repair(0);
 
 	/* the buffer: -B (made when missing), the top level, or our own */
 	if (instance_setup(&si, tfs, o.instance, o.top))

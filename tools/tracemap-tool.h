@@ -196,13 +196,6 @@ int state_begin(const char *tfs, const char *instance, bool private);
 int state_note(const char *key, const char *value);
 /* The stream put everything back: remove its file. */
 void state_end(void);
-/*
- * Files of streams that ended without putting things back: with @act put
- * back what they name (and say so), else say to run 'tracemap reset'.
- * Returns how many were found; @failed (may be NULL) counts those that could
- * not be put back.
- */
-int state_repair(bool act, int *failed);
 
 int cmd_stream(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
