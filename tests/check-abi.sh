@@ -12,6 +12,11 @@
 #	nm -D --defined-only --with-symbol-versions build/libtracemap.so	(into libtracemap.sym)
 #	abidw --no-corpus-path --headers-dir include build/libtracemap.so > lib/libtracemap.abi
 #
+# A changed meaning of an exported function (not only a new one) keeps the
+# soname: the function gets a new version node, and its old version stays
+# as a compatibility symbol with the old behaviour for binaries linked
+# before (0.2.0: TRACEMAP_0.3, lib/compat.c), listed here beside the new.
+#
 #   check-abi.sh [LIB.so]       default build/libtracemap.so
 so=${1:-build/libtracemap.so}
 [ -f "$so" ] || { echo "FAIL: $so not built: run make"; exit 1; }
