@@ -58,7 +58,11 @@ static const char *state_dir(void)
 	return d && *d ? d : STATE_DIR;
 }
 
-/* Field 22 of /proc/PID/stat: the start time, which tells a reused pid apart. */
+/*
+ * Field 22 of /proc/PID/stat, the start time, which tells a reused pid
+ * apart; 0 when there is no such process or it is a zombie (killed, not
+ * reaped yet: nothing of it runs any more).
+ */
 static unsigned long long proc_start(int pid)
 {
 	char path[64], buf[1024], *p;
@@ -70,6 +74,8 @@ static unsigned long long proc_start(int pid)
 		return 0;
 	/* the name in parentheses may hold spaces: count from the last ')' */
 	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0;
 	for (i = 2; p && i < 22; i++)
 		p = strchr(p + 1, ' ');
 	if (p)
@@ -252,14 +258,14 @@ static int load(const char *path, struct stale *st)
 	return 0;
 }
 
-/* The process that wrote @st still runs (the same process, not a reused pid). */
+/* The process that wrote @st still runs (the same process, not a reused pid or a zombie). */
 static bool alive(const struct stale *st)
 {
 	if (st->pid == getpid())
 		return true;
 	if (kill(st->pid, 0) && errno == ESRCH)
 		return false;
-	/* a record still being written: its process runs */
+	/* a record without its start time (still being written): its process runs */
 	if (!st->start)
 		return true;
 	return proc_start(st->pid) == st->start;

@@ -35,6 +35,7 @@ const char *__lsan_default_suppressions(void)
 }
 
 static char state_dir[256];
+static pid_t consumer;		/* a child still to reap when a case fails */
 
 static struct {
 	unsigned int n;
@@ -126,6 +127,10 @@ static int teardown(void **state)
 	char cmd[300];
 
 	tracemap_set_print(NULL, NULL);
+	if (consumer > 0) {
+		kill(consumer, SIGKILL);
+		waitpid(consumer, NULL, 0);
+	}
 	/* whatever a failed case left: put back, then the directory goes */
 	tracemap_state_repair(0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", state_dir);
@@ -402,6 +407,7 @@ static pid_t start_consumer(const char *inst, char *priv, size_t size)
 		for (;;)
 			pause();
 	}
+	consumer = pid;
 	close(p[1]);
 	n = read(p[0], priv, size - 1);
 	close(p[0]);
@@ -412,12 +418,39 @@ static pid_t start_consumer(const char *inst, char *priv, size_t size)
 	return pid;
 }
 
+/* 'Z' once the killed child is a zombie (not reaped), as /proc/PID/stat says */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* Killed, and left a zombie: nothing of it runs, though its pid still answers */
 static void kill_consumer(pid_t pid)
+{
+	int i;
+
+	consumer = pid;
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	for (i = 0; i < 5000 && proc_state(pid) != 'Z'; i++)
+		usleep(1000);
+	assert_int_equal(proc_state(pid), 'Z');
+}
+
+static void reap(pid_t pid)
 {
 	int status;
 
-	assert_int_equal(kill(pid, SIGKILL), 0);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	consumer = 0;
 	assert_true(WIFSIGNALED(status));
 }
 
@@ -453,6 +486,7 @@ static void test_killed_consumer(void **state)
 	assert_int_equal(read_num(inst, "buffer_percent"), 25);
 	assert_int_equal(nr_records(), 2);
 
+	/* a zombie is no longer running: its records are stale */
 	msgs.n = 0;
 	assert_int_equal(tracemap_state_repair(TRACEMAP_STATE_CHECK), 2);
 	assert_int_equal(msgs.n, 2);
@@ -461,6 +495,7 @@ static void test_killed_consumer(void **state)
 	assert_true(any_said(priv));
 	assert_true(instance_exists(priv));
 	assert_true(file_has(inst, "events/sched/sched_switch/enable", "1"));
+	reap(pid);
 
 	msgs.n = 0;
 	assert_int_equal(tracemap_state_repair(0), 2);
@@ -476,6 +511,7 @@ static void test_killed_consumer(void **state)
 	/* again, and the next stream open puts it back first */
 	pid = start_consumer(inst, priv, sizeof(priv));
 	kill_consumer(pid);
+	reap(pid);
 	assert_int_equal(nr_records(), 2);
 	msgs.n = 0;
 	s = tracemap_stream_open(inst, &o);
