@@ -386,6 +386,15 @@ static void put_first(struct put_ctx *pc, const char *key, const char *file, boo
 	put_one(pc, file, val, trunc, label);
 }
 
+/* tracemap-<pid>-<n>: the name instance.c gives a private instance of that process */
+static bool private_name(const struct stale *st)
+{
+	char prefix[32];
+
+	snprintf(prefix, sizeof(prefix), "tracemap-%d-", st->pid);
+	return !strncmp(st->instance, prefix, strlen(prefix));
+}
+
 static int remove_instance(struct put_ctx *pc)
 {
 	char path[PATH_MAX + 32];
@@ -402,7 +411,8 @@ static int remove_instance(struct put_ctx *pc)
 		       "uses it)", pc->st->idir, strerror(e));
 		return -e;
 	}
-	said(pc, "removed the private instance it created");
+	said(pc, "removed the %s it created", private_name(pc->st) ? "private instance" :
+	     "instance");
 	return 0;
 }
 
