@@ -20,34 +20,36 @@ struct tracemap_events *tm_compat_events_enable(const char *instance,
 struct tracemap_dump *tm_compat_dump_take(const char *instance,
 					  const struct tracemap_dump_opts *opts);
 
-#define COMPAT(name)	__attribute__((symver(#name "@TRACEMAP_0.1"), visibility("default")))
+/* .symver rather than the symver attribute, which clang (the fuzzers) does not know */
+#define COMPAT(name, impl)	__asm__(".symver " #impl ", " #name "@TRACEMAP_0.1");	\
+				__attribute__((visibility("default")))
 
 static const char *old_meaning(const char *instance)
 {
 	return instance && *instance ? instance : TRACEMAP_TOP_LEVEL;
 }
 
-COMPAT(tracemap_instance_dir)
+COMPAT(tracemap_instance_dir, tm_compat_instance_dir)
 int tm_compat_instance_dir(const char *tracefs, const char *instance, char *buf, size_t size)
 {
 	return tracemap_instance_dir(tracefs, old_meaning(instance), buf, size);
 }
 
-COMPAT(tracemap_cpu_open)
+COMPAT(tracemap_cpu_open, tm_compat_cpu_open)
 struct tracemap_cpu *tm_compat_cpu_open(const char *instance, int cpu,
 					const struct tracemap_cpu_opts *opts)
 {
 	return tracemap_cpu_open(old_meaning(instance), cpu, opts);
 }
 
-COMPAT(tracemap_stream_open)
+COMPAT(tracemap_stream_open, tm_compat_stream_open)
 struct tracemap_stream *tm_compat_stream_open(const char *instance,
 					      const struct tracemap_stream_opts *opts)
 {
 	return tracemap_stream_open(old_meaning(instance), opts);
 }
 
-COMPAT(tracemap_events_enable)
+COMPAT(tracemap_events_enable, tm_compat_events_enable)
 struct tracemap_events *tm_compat_events_enable(const char *instance,
 						const struct tracemap_event_spec *specs,
 						int nr_specs, const char *tracefs_dir)
@@ -55,7 +57,7 @@ struct tracemap_events *tm_compat_events_enable(const char *instance,
 	return tracemap_events_enable(old_meaning(instance), specs, nr_specs, tracefs_dir);
 }
 
-COMPAT(tracemap_dump_take)
+COMPAT(tracemap_dump_take, tm_compat_dump_take)
 struct tracemap_dump *tm_compat_dump_take(const char *instance,
 					  const struct tracemap_dump_opts *opts)
 {
