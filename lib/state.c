@@ -244,8 +244,9 @@ static int load(const char *path, struct stale *st)
 	/* "private=1" and an empty instance: a record of tracemap 0.1's tool */
 	st->created = (value(st->text, "created", num, sizeof(num)) ||
 		       value(st->text, "private", num, sizeof(num))) && num[0] == '1';
+	/* without a name: a record of the tool (tools/state.c) */
 	if (!value(st->text, "comm", st->comm, sizeof(st->comm)) || !st->comm[0])
-		snprintf(st->comm, sizeof(st->comm), "?");
+		snprintf(st->comm, sizeof(st->comm), "tracemap");
 	if (st->pid <= 0 || !value(st->text, "tracefs", st->tracefs, sizeof(st->tracefs)) ||
 	    !value(st->text, "instance", st->instance, sizeof(st->instance)))
 		return -1;
@@ -391,8 +392,10 @@ static bool private_name(const struct stale *st)
 {
 	char prefix[32];
 
-	snprintf(prefix, sizeof(prefix), "tracemap-%d-", st->pid);
-	return !strncmp(st->instance, prefix, strlen(prefix));
+	/* or tracemap-<pid>: the tool's own (tracemap stream without -B) */
+	snprintf(prefix, sizeof(prefix), "tracemap-%d", st->pid);
+	return !strncmp(st->instance, prefix, strlen(prefix)) &&
+	       (!st->instance[strlen(prefix)] || st->instance[strlen(prefix)] == '-');
 }
 
 static int remove_instance(struct put_ctx *pc)
