@@ -484,6 +484,25 @@ void th_fixture_write_markers(struct th_fixture *f, unsigned int first, unsigned
 	assert_int_equal(th_write_markers(f->marker, first, count), 0);
 }
 
+struct tracemap_cpu *th_fixture_consume_markers(struct th_fixture *f, int buffer_kb,
+						unsigned int flags, unsigned int count,
+						unsigned int taken)
+{
+	struct tracemap_event ev;
+	struct tracemap_cpu *c;
+	unsigned int i;
+
+	th_fixture_new(f, buffer_kb, 0);
+	th_pin(0);
+	c = th_fixture_open(f, 0, TRACEMAP_MODE_CONSUME, flags);
+	th_fixture_write_markers(f, 0, count);
+	for (i = 0; i < taken; i++) {
+		assert_int_equal(tracemap_cpu_next_event(c, &ev), 1);
+		assert_int_equal(th_marker_seq(ev.data, ev.size), i);
+	}
+	return c;
+}
+
 /* bytes of one marker record, measured by th_measure_marker_record() */
 static unsigned int marker_record;
 

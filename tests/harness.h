@@ -235,6 +235,14 @@ struct tracemap_cpu *th_fixture_open(struct th_fixture *f, int cpu, enum tracema
 void th_fixture_close(struct th_fixture *f, struct tracemap_cpu *c);
 /* Write markers first..first+count-1 from the calling thread's CPU */
 void th_fixture_write_markers(struct th_fixture *f, unsigned int first, unsigned int count);
+/*
+ * A consuming reader of CPU 0 (@flags) in a new instance of @buffer_kb KiB,
+ * the thread pinned to CPU 0, markers 0..@count-1 written and the first
+ * @taken of them read, each checked.
+ */
+struct tracemap_cpu *th_fixture_consume_markers(struct th_fixture *f, int buffer_kb,
+						unsigned int flags, unsigned int count,
+						unsigned int taken);
 
 /*
  * The main() of a kernel test of the mapping over the fixture @f: exit 77

@@ -88,18 +88,8 @@ static void reset_buffer(const char *how)
 /* Cleared while the reader is in the middle of the data */
 static void mid_stream(unsigned int flags, const char *how)
 {
-	struct tracemap_event ev;
-	struct tracemap_cpu *c;
-	int i;
+	struct tracemap_cpu *c = th_fixture_consume_markers(&fx, 1024, flags, 400, 20);
 
-	th_fixture_new(&fx, 1024, 0);
-	th_pin(0);
-	c = th_fixture_open(&fx, 0, TRACEMAP_MODE_CONSUME, flags);
-	th_fixture_write_markers(&fx, 0, 400);
-	for (i = 0; i < 20; i++) {
-		assert_int_equal(tracemap_cpu_next_event(c, &ev), 1);
-		assert_int_equal(th_marker_seq(ev.data, ev.size), i);
-	}
 	reset_buffer(how);
 	th_fixture_write_markers(&fx, 100000, AFTER);
 	expect_after_gap(c, 20, 100000);
@@ -122,12 +112,8 @@ static void expect_after_gap_none(struct tracemap_cpu *c, unsigned int n)
 /* A reader that read everything, stood still, and is used again after a reset */
 static void two_rounds(unsigned int flags, const char *how)
 {
-	struct tracemap_cpu *c;
+	struct tracemap_cpu *c = th_fixture_consume_markers(&fx, 1024, flags, 300, 0);
 
-	th_fixture_new(&fx, 1024, 0);
-	th_pin(0);
-	c = th_fixture_open(&fx, 0, TRACEMAP_MODE_CONSUME, flags);
-	th_fixture_write_markers(&fx, 0, 300);
 	expect_after_gap_none(c, 300);
 	reset_buffer(how);
 	th_fixture_write_markers(&fx, 100000, AFTER);

@@ -109,17 +109,9 @@ static void expect_markers(struct tracemap_cpu *c, unsigned int first, unsigned 
 
 static void reader_case(unsigned int flags)
 {
-	struct tracemap_event ev;
-	struct tracemap_cpu *c;
-	int i;
-
-	th_fixture_new(&fx, 256, 0);
-	th_pin(0);
-	c = th_fixture_open(&fx, 0, TRACEMAP_MODE_CONSUME, flags);
-	th_fixture_write_markers(&fx, 0, 10);
 	/* a region half walked when the child starts */
-	for (i = 0; i < 4; i++)
-		assert_int_equal(tracemap_cpu_next_event(c, &ev), 1);
+	struct tracemap_cpu *c = th_fixture_consume_markers(&fx, 256, flags, 10, 4);
+
 	in_child(child_reader, c);
 	/* the rest of the region, then everything after the child's close */
 	expect_markers(c, 4, 6);
