@@ -81,6 +81,18 @@ tl_stream_started() {
 		{ cat "$2"; tl_fail "the stream did not start"; }
 }
 
+# tl_stream_killed INST SIG: `tracemap stream -B INST -e sched:sched_switch`
+# (its output in out.txt and err.txt) started, then SIG sent: it ends; its
+# pid in tm, its exit status in tl_rc
+tl_stream_killed() {
+	"$TM" stream -B "$1" -e sched:sched_switch > out.txt 2> err.txt &
+	tm=$!
+	tl_bg $tm
+	tl_stream_started "$TL_TRACEFS/instances/$1" err.txt
+	kill -"$2" $tm
+	tl_ended $tm "SIG$2"
+}
+
 # tl_put_back IDIR BEFORE WHAT: after WHAT, IDIR is as BEFORE (tl_instance_state's
 # output) says, and no state file is left in $TRACEMAP_STATE_DIR
 tl_put_back() {

@@ -51,12 +51,7 @@ tl_put_back "$idir" before.txt "command"
 
 # 2. real-time signals stop it like SIGINT
 for sig in RTMIN RTMAX; do
-	"$TM" stream -B "$inst" -e sched:sched_switch > out.txt 2> err.txt &
-	tm=$!
-	tl_bg $tm
-	tl_stream_started "$idir" err.txt
-	kill -$sig $tm
-	tl_ended $tm "SIG$sig"
+	tl_stream_killed "$inst" $sig
 	[ $tl_rc -eq 0 ] || { cat err.txt; tl_fail "SIG$sig: exit $tl_rc"; }
 	tl_put_back "$idir" before.txt "SIG$sig"
 done
@@ -64,12 +59,7 @@ tl_log "SIGRTMIN, SIGRTMAX: stopped, put back"
 
 # 3. signals of a fault (sent by kill): the next stream repairs and says so
 for sig in ILL SEGV SYS; do
-	"$TM" stream -B "$inst" -e sched:sched_switch > out.txt 2> err.txt &
-	tm=$!
-	tl_bg $tm
-	tl_stream_started "$idir" err.txt
-	kill -$sig $tm
-	tl_ended $tm "SIG$sig"
+	tl_stream_killed "$inst" $sig
 	[ "$(cat "$EN")" = 1 ] || tl_fail "SIG$sig: nothing left to repair (the test is wrong)"
 	killed=$tm
 	"$TM" stream -B "$inst" > out.txt 2> err.txt &

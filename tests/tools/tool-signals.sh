@@ -27,10 +27,7 @@ start() {
 
 # 1. every catchable stop signal: exit 0, everything put back
 for sig in QUIT USR1 USR2 ALRM; do
-	start "$TM" stream -B "$inst" -e sched:sched_switch
-	tl_stream_started "$idir" err.txt
-	kill -$sig $tm
-	tl_ended $tm "SIG$sig"
+	tl_stream_killed "$inst" $sig
 	[ $tl_rc -eq 0 ] || { cat err.txt; tl_fail "SIG$sig: exit $tl_rc"; }
 	grep -Eq '^ +all +[0-9]+ ' err.txt || tl_fail "SIG$sig: no statistics"
 	tl_put_back "$idir" before.txt "SIG$sig"
