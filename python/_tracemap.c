@@ -134,7 +134,6 @@ struct StreamObject {
 	unsigned int since_check;
 	unsigned long busy_thread;	/* PyThread_get_thread_ident() of the delivering thread */
 	enum tracemap_mode mode;
-	bool private_instance;
 	bool busy;
 };
 
@@ -658,8 +657,6 @@ static void unlink_open(StreamObject *st)
  */
 static void stream_teardown(StreamObject *st)
 {
-	int i;
-
 	if (st->owner != getpid())
 		return;
 	if (st->dec) {
@@ -669,20 +666,11 @@ static void stream_teardown(StreamObject *st)
 	if (st->plugins)
 		tep_unload_plugins(st->plugins, tracemap_stream_tep(st->s));
 	st->plugins = NULL;
-	/* the library puts the events, filters and pids back first */
+	/* the library puts back what it changed and removes the instance it made */
 	if (st->dec)
 		st->dec->s = NULL;
 	tracemap_stream_close(st->s);
 	st->s = NULL;
-	if (st->private_instance) {
-		/* a reader that just closed may still be going away: EBUSY for a moment */
-		for (i = 0; i < 200 && rmdir(st->idir) && errno == EBUSY; i++)
-			usleep(10000);
-		if (access(st->idir, F_OK) == 0)
-			fprintf(stderr, "tracemap: cannot remove instance %s: %s (remove it with "
-				"rmdir %s)\n", st->instance, strerror(errno), st->idir);
-		st->private_instance = false;
-	}
 	unlink_open(st);
 }
 
@@ -752,58 +740,6 @@ static void read_clock(const char *idir, char *buf, size_t size)
 	}
 }
 
-static int make_private_instance(StreamObject *st)
-{
-	static unsigned int seq;
-	char name[64];
-	int tries;
-
-	for (tries = 0; tries < 100; tries++) {
-		snprintf(name, sizeof(name), "tracemap-py-%d-%u", (int)getpid(), seq++);
-		snprintf(st->idir, sizeof(st->idir), "%s/instances/%s", st->tfs, name);
-		if (!mkdir(st->idir, 0750))
-			break;
-		if (errno != EEXIST) {
-			char msg[PATH_MAX + 128];
-			int err = errno;
-
-			snprintf(msg, sizeof(msg), "cannot create instance %s: %s", st->idir,
-				 strerror(err));
-			raise_oserror(err, msg);
-			return -1;
-		}
-	}
-	st->instance = strdup(name);
-	st->private_instance = true;
-	if (!st->instance) {
-		PyErr_NoMemory();
-		return -1;
-	}
-	return 0;
-}
-
-static int set_buffer_kb(StreamObject *st, int kb)
-{
-	char path[PATH_MAX + 32], val[32];
-	int fd, n, err;
-
-	snprintf(path, sizeof(path), "%s/buffer_size_kb", st->idir);
-	snprintf(val, sizeof(val), "%d", kb);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	n = fd < 0 ? -1 : write(fd, val, strlen(val));
-	err = errno;
-	if (fd >= 0)
-		close(fd);
-	if (n < 0) {
-		char msg[PATH_MAX + 128];
-
-		snprintf(msg, sizeof(msg), "cannot set %s to %d: %s", path, kb, strerror(err));
-		raise_oserror(err, msg);
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * The selection ((spec, filter or None), ...) as the library's specs; the
  * strings are borrowed from @events, which the caller keeps until the
@@ -860,9 +796,10 @@ static int *pid_list(PyObject *pids, int *nr)
  * Stream(instance, events, cpumask, mode, flags, pids, watermark,
  * latency_ms, buffer_kb, tracefs, timeout_ms, callback, lost), every value
  * already checked by tracemap.Stream (python/tracemap/_stream.py): instance
- * None for a private one, "" for the top level; events ((spec, filter or
- * None), ...); cpumask a hex mask or None; mode a MODE_* and flags STREAM_*
- * of this module; pids a tuple of pids.
+ * as tracemap_stream_open() takes it (None: a private one the library makes
+ * and removes, TOP_LEVEL, or a name); events ((spec, filter or None), ...);
+ * cpumask a hex mask or None; mode a MODE_* and flags STREAM_* of this
+ * module; pids a tuple of pids; buffer_kb 0 or the private one's size.
  */
 static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 {
@@ -907,23 +844,8 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 		raise_errno(errno, "tracefs");
 		goto out;
 	}
-	if (instance && !*instance) {
-		/* the top-level buffer, shared with every other user of tracefs */
-		snprintf(st->idir, sizeof(st->idir), "%s", st->tfs);
-	} else if (instance) {
-		st->instance = strdup(instance);
-		if (!st->instance) {
-			PyErr_NoMemory();
-			goto out;
-		}
-		snprintf(st->idir, sizeof(st->idir), "%s/instances/%s", st->tfs, instance);
-	} else if (make_private_instance(st)) {
-		goto out;
-	}
 	st->next_open = open_streams;
 	open_streams = st;
-	if (buffer_kb && set_buffer_kb(st, buffer_kb))
-		goto out;
 
 	so.mode = st->mode;
 	/* the formats before the events are enabled, not in the first callback */
@@ -935,16 +857,29 @@ static int stream_init(StreamObject *st, PyObject *args, PyObject *kw)
 	so.on_lost = on_lost;
 	so.ctx = st;
 	so.tracefs_dir = st->tfs;
+	so.buffer_size_kb = buffer_kb;
 	so.events = sp;
 	so.pids = so.nr_pids ? pidv : NULL;
 	tracemap_clear_error();
 	Py_BEGIN_ALLOW_THREADS
-	/* no name here is the top level ("" above); the library names it TRACEMAP_TOP_LEVEL */
-	st->s = tracemap_stream_open(st->instance ? st->instance : TRACEMAP_TOP_LEVEL, &so);
+	st->s = tracemap_stream_open(instance, &so);
 	Py_END_ALLOW_THREADS
 	if (!st->s) {
 		raise_errno(errno, "cannot open the stream");
 		goto out;
+	}
+	/* the private instance the library made, or the one named */
+	instance = tracemap_stream_instance(st->s, NULL);
+	if (!instance || tracemap_instance_dir(st->tfs, instance, st->idir, sizeof(st->idir))) {
+		raise_errno(errno, "cannot find the stream's instance");
+		goto out;
+	}
+	if (strcmp(instance, TRACEMAP_TOP_LEVEL)) {
+		st->instance = strdup(instance);
+		if (!st->instance) {
+			PyErr_NoMemory();
+			goto out;
+		}
 	}
 	st->dec->s = st->s;
 	tep = tracemap_stream_tep(st->s);
@@ -1288,7 +1223,7 @@ static PyObject *st_get_instance(StreamObject *st, void *c)
 
 static PyObject *st_get_instance_dir(StreamObject *st, void *c)
 {
-	return PyUnicode_FromString(st->idir[0] ? st->idir : st->tfs);
+	return PyUnicode_FromString(st->idir);
 }
 
 static PyObject *st_get_closed(StreamObject *st, void *c)
@@ -1453,7 +1388,8 @@ static int tracemap_exec(PyObject *m)
 	    PyModule_AddIntConstant(m, "STREAM_UNORDERED", TRACEMAP_STREAM_UNORDERED) ||
 	    PyModule_AddIntConstant(m, "STREAM_NO_SELF", TRACEMAP_STREAM_NO_SELF) ||
 	    PyModule_AddIntConstant(m, "STREAM_LOW_LATENCY", TRACEMAP_STREAM_LOW_LATENCY) ||
-	    PyModule_AddIntConstant(m, "STREAM_PID_FORKS", TRACEMAP_STREAM_PID_FORKS))
+	    PyModule_AddIntConstant(m, "STREAM_PID_FORKS", TRACEMAP_STREAM_PID_FORKS) ||
+	    PyModule_AddStringConstant(m, "TOP_LEVEL", TRACEMAP_TOP_LEVEL))
 		return -1;
 	if (once)
 		return 0;

@@ -23,9 +23,9 @@ import atexit
 import signal
 
 from ._stream import Stream
-from ._tracemap import Event, LostEvents, __version__, _close_all
+from ._tracemap import TOP_LEVEL, Event, LostEvents, __version__, _close_all
 
-__all__ = ["Stream", "Event", "LostEvents", "exit_on_signals", "__version__"]
+__all__ = ["Stream", "Event", "LostEvents", "TOP_LEVEL", "exit_on_signals", "__version__"]
 
 # an interpreter that exits with streams open leaves tracefs as it found it
 atexit.register(_close_all)

@@ -44,13 +44,15 @@ def _callable(name, fn, signature):
 
 
 def _instance(instance):
-    """None (a private instance), "" (the top level) or the name of one in instances/."""
+    """None (a private instance), TOP_LEVEL or "" (the top level), or a name in instances/."""
     if instance is None:
         return None
     how = ('give the name of a directory in instances/, None for a private instance '
-           'or "" for the top-level buffer')
+           'or tracemap.TOP_LEVEL ("%s", or "") for the top-level buffer' % _tracemap.TOP_LEVEL)
     if not isinstance(instance, str):
         raise TypeError("instance: %s, not %s" % (how, _type_name(instance)))
+    if instance in ("", _tracemap.TOP_LEVEL):
+        return _tracemap.TOP_LEVEL
     if "/" in instance or "\0" in instance or instance in (".", ".."):
         raise ValueError("invalid instance name %r: %s" % (instance, how))
     return instance
@@ -163,8 +165,9 @@ class Stream(_tracemap.Stream):
     of the per-CPU ring buffers.
 
     instance    name of an instance in instances/; None: a private one,
-                created now and removed by close() ('tracemap-py-PID-N');
-                '': the top-level buffer (shared: prefer an instance)
+                created now and removed by close() ('tracemap-PID-N');
+                tracemap.TOP_LEVEL or '': the top-level buffer (shared:
+                prefer an instance)
     events      'system:event', 'system' or 'event' (globs allowed), as
                 trace-cmd's -e: one, a list of them, or a dict
                 {spec: filter or None}; enabled now, restored by close()

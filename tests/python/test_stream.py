@@ -71,14 +71,14 @@ def kill_and_clean(proc):
         proc.kill()
         proc.wait()
     for name in instances():
-        if name.startswith("tracemap-py-%d-" % proc.pid):
+        if name.startswith("tracemap-%d-" % proc.pid):
             path = os.path.join(TRACEFS, "instances", name)
             write_file(os.path.join(path, "events/enable"), "0")
             os.rmdir(path)
 
 
 def own_private_instances():
-    return {i for i in instances() if i.startswith("tracemap-py-%d-" % os.getpid())}
+    return {i for i in instances() if i.startswith("tracemap-%d-" % os.getpid())}
 
 
 @pytest.fixture
@@ -167,7 +167,7 @@ def test_callback_exactly_once():
             seqs.append(s)
 
     with tracemap.Stream(callback=cb) as s:
-        assert s.instance.startswith("tracemap-py-%d-" % os.getpid())
+        assert s.instance.startswith("tracemap-%d-" % os.getpid())
         write_markers(s.instance_dir, 0, n)
         assert poll_until(s, lambda: len(seqs) >= n), "got %d of %d" % (len(seqs), n)
         # nothing more may come: no duplicates after the last one
@@ -619,6 +619,37 @@ def test_argument_forms(instance):
     assert isinstance(s, tracemap.Stream) and type(s).__module__ == "tracemap"
 
 
+TOP_LEVEL_SCRIPT = """
+import tracemap
+for top in (tracemap.TOP_LEVEL, ""):
+    with tracemap.Stream(top, mode="snapshot", self_filter=False, watermark=-1) as s:
+        print(s.instance, s.instance_dir, [ev.buf.strip() for ev in s if ev.name == "print"])
+"""
+
+
+def test_top_level_only_by_name(instance, tmp_path):
+    """None is a private instance the library makes; the top level only as TOP_LEVEL or ""."""
+    with tracemap.Stream() as s:
+        private = s.instance
+        assert private.startswith("tracemap-%d-" % os.getpid())
+        assert s.instance_dir == idir(private) and os.path.isdir(s.instance_dir)
+    assert private not in instances()
+    with pytest.raises(ValueError, match="invalid instance name '/x'.*tracemap.TOP_LEVEL"):
+        tracemap.Stream("/x")
+    # the top level of a mount namespace where the instance is bound over tracefs, with
+    # a state directory of its own: the machine's top level stays untouched
+    d = idir(instance)
+    write_markers(d, 5, 1)
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "build", "python"),
+               TRACEMAP_STATE_DIR=str(tmp_path))
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        'mount --bind "$1" "$2" && exec "$3" -c "$4"', "sh", d, TRACEFS,
+                        sys.executable, TOP_LEVEL_SCRIPT], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ("None %s ['pyseq=5']\n" % TRACEFS) * 2, r.stdout + r.stderr
+
+
 def test_errors_do_not_leak():
     """Each raised OSError frees its arguments (the module kept one reference)."""
     name = "tmtest-py-none-%d" % os.getpid()
@@ -739,7 +770,7 @@ def test_subinterpreter_closes_its_own():
     assert r.returncode == 0, r.stdout + r.stderr
     sub, closed, main = r.stdout.split()
     assert closed == "False", "the subinterpreter's exit closed the main one's stream"
-    assert sub.startswith("tracemap-py-") and main.startswith("tracemap-py-") and sub != main
+    assert sub.startswith("tracemap-") and main.startswith("tracemap-") and sub != main
     assert not {sub, main} & instances()
 
 
@@ -765,7 +796,7 @@ def test_exit_on_signals_opt_in():
                        text=True, env=env, timeout=60)
     assert r.returncode == 128 + signal.SIGTERM, r.stdout + r.stderr
     private = r.stdout.strip()
-    assert private.startswith("tracemap-py-"), r.stdout + r.stderr
+    assert private.startswith("tracemap-"), r.stdout + r.stderr
     assert private not in instances()
 
 
@@ -807,7 +838,7 @@ def test_ctrl_c_during_poll(instance):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         private = proc.stdout.readline().strip()
-        assert private.startswith("tracemap-py-"), proc.stderr.read()
+        assert private.startswith("tracemap-"), proc.stderr.read()
         assert open(os.path.join(d, "events/sched/sched_process_free/enable")).read() == "1\n"
         time.sleep(0.3)   # let it block in poll(-1); nothing can tell from outside
         t0 = time.monotonic()
@@ -881,7 +912,7 @@ def test_example_reader_gone(tmp_path, name, args):
     finally:
         kill_and_clean(proc)
     assert proc.returncode == 0 and "Traceback" not in err, err
-    assert not [i for i in instances() if i.startswith("tracemap-py-%d-" % proc.pid)]
+    assert not [i for i in instances() if i.startswith("tracemap-%d-" % proc.pid)]
 
 
 def test_example_wakeup_latency():
