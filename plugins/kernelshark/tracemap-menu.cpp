@@ -37,9 +37,11 @@
 #include <QElapsedTimer>
 #include <QEvent>
 #include <QHeaderView>
+#include <QKeyEvent>
 #include <QMainWindow>
 #include <QMenu>
 #include <QMenuBar>
+#include <QPushButton>
 #include <QPointer>
 #include <QScrollBar>
 #include <QStatusBar>
@@ -150,6 +152,11 @@ struct Follow {
 	QWidget *msm = nullptr;		/* KsDualMarkerSM */
 	QTableView *table = nullptr;
 	QAbstractItemModel *model = nullptr; /* KsGraphModel in KsGLWidget */
+	QList<QObject *> nav;		/* the graph's <, +, -, > buttons */
+
+	/* a release of a graph navigation button or key still to be repeated */
+	QPointer<QObject> nav_stop;
+	const char *nav_stop_signal = nullptr;
 
 	bool live = false;		/* the window shows tmks_live_source() */
 	int period_ms = 0;		/* 0: not following */
@@ -186,10 +193,50 @@ Follow follow;
 void update_title();
 void on_range_change();
 
+/*
+ * KernelShark's graph zooms or scrolls while a navigation button or key is
+ * held: pressed starts a loop that stops on released. When both arrive
+ * together (a quick click while a refresh kept the GUI busy), the release
+ * is handled inside the press's "work in progress" update, before the loop
+ * starts, and the loop runs until the next click. Remember the release
+ * here; on_range_change() repeats it once the loop moved the range.
+ */
+void watch_nav(QObject *obj, QEvent *ev)
+{
+	auto *key = static_cast<QKeyEvent *>(ev);
+
+	switch (ev->type()) {
+	case QEvent::MouseButtonPress:
+	case QEvent::MouseButtonDblClick:
+		follow.nav_stop = nullptr;
+		break;
+	case QEvent::MouseButtonRelease:
+		if (obj != follow.glw) {
+			follow.nav_stop = obj;
+			follow.nav_stop_signal = "released";
+		}
+		break;
+	case QEvent::KeyPress:
+	case QEvent::KeyRelease:
+		if (obj != follow.glw || key->isAutoRepeat())
+			break;
+		if (key->key() != Qt::Key_Plus && key->key() != Qt::Key_Minus &&
+		    key->key() != Qt::Key_Left && key->key() != Qt::Key_Right)
+			break;
+		follow.nav_stop = ev->type() == QEvent::KeyRelease ? obj : nullptr;
+		follow.nav_stop_signal = "stopUpdating";
+		break;
+	default:
+		break;
+	}
+}
+
 bool Owner::eventFilter(QObject *obj, QEvent *ev)
 {
 	if (obj == follow.ks && ev->type() == QEvent::WindowTitleChange)
 		QMetaObject::invokeMethod(this, on_title_change, Qt::QueuedConnection);
+	else if (obj == follow.glw || follow.nav.contains(obj))
+		watch_nav(obj, ev);
 	return false;
 }
 
@@ -272,6 +319,13 @@ bool find_widgets()
 	follow.model = find_graph_model(follow.glw);
 	if (!follow.model)
 		return false;
+	if (QWidget *graph = child_widget(follow.ks, "KsTraceGraph"))
+		for (QPushButton *b : graph->findChildren<QPushButton *>())
+			if (QStringList({ "<", "+", "-", ">" }).contains(b->text()))
+				follow.nav.append(b);
+	for (QObject *o : follow.nav)
+		o->installEventFilter(follow.owner);
+	follow.glw->installEventFilter(follow.owner);
 	QObject::connect(follow.model, &QAbstractItemModel::modelReset, follow.owner,
 			 on_range_change);
 	return true;
@@ -424,6 +478,13 @@ void on_range_change()
 	kshark_trace_histo *h = histo();
 	int64_t slack = 2 * h->bin_size;
 
+	if (follow.nav_stop) {
+		auto *b = qobject_cast<QPushButton *>(follow.nav_stop.data());
+
+		if (!b || !b->isDown())
+			QMetaObject::invokeMethod(follow.nav_stop, follow.nav_stop_signal);
+		follow.nav_stop = nullptr;
+	}
 	if (follow.applying || !follow.live || !h->n_bins)
 		return;
 	/* a resize of the window rebins the same range: that is no move */
@@ -834,8 +895,9 @@ extern "C" void *KSHARK_MENU_PLUGIN_INITIALIZER(void *gui_ptr)
 	tools->addSeparator()->setParent(follow.owner);
 	add_action(tools, "tracemap: refresh now", [] () { refresh(); });
 	add_action(tools, "tracemap: follow", [] () { start_following(tmks_follow_ms(), true); });
+	/* a check box: in tail mode it holds the view, else it resumes tail mode */
 	follow.tail_action = add_action(tools, "tracemap: tail mode", [] () {
-		set_tail(follow.tail_action->isChecked());
+		set_tail(!follow.tail);
 		if (follow.tail && !follow.taking && follow.live)
 			refresh();
 	});

@@ -11,8 +11,9 @@
 # table (the table kept its position), and in tail mode the range moves
 # with the newest events (the time axis changes; marker A's line, while in
 # view, moves left). The File menu opens while following and stays open
-# across refreshes. A zoom holds
-# the view (the title says so) until Tools -> tracemap: tail mode. When the
+# across refreshes. A click on +
+# zooms one step and holds the view (the title says so; the range stays
+# over two refreshes) until Tools -> tracemap: tail mode. When the
 # instance is removed, following stops with one message in the title and
 # no dialog, and the last copy stays drawn. File -> Quit exits 0; so does a
 # window close (WM_DELETE_WINDOW) of a view that never followed.
@@ -123,10 +124,22 @@ while [ $i -lt 3 ]; do
 done
 tl_log "the File menu opened 3 times of 3 while following and stayed open over 2 refreshes each"
 
-# a zoom holds the view; Tools -> tracemap: tail mode (2nd from the end) resumes it
+# a click on + zooms one step and holds the view, also when the click's
+# press and release reach KernelShark together (xdotool's click; a user's
+# click while a refresh keeps the GUI busy), which made KernelShark's zoom
+# loop run on until the next click; Tools -> tracemap: tail mode (2nd from
+# the end) resumes tail mode
 xdotool mousemove 58 72 click 1
 tl_wait 20 has_status 'following every 500 ms, view held' ||
 	{ ks_titles >&2; tl_fail "a zoom did not leave tail mode"; }
+r=$(refresh_count)
+tl_wait 30 refreshed_to $((r + 1)) || { ks_titles >&2; tl_fail "no refresh after the zoom"; }
+ks_shot "$win" z1
+r=$(refresh_count)
+tl_wait 30 refreshed_to $((r + 2)) || { ks_titles >&2; tl_fail "no refresh while the view was held"; }
+ks_shot "$win" z2
+[ "$(ks_val z1 axis_hash)" = "$(ks_val z2 axis_hash)" ] ||
+	tl_fail "the visible range changed over 2 refreshes after one click on +: the zoom went on or the view was not held"
 ks_menu 2
 tl_wait 20 has_status 'following every 500 ms, tail mode' ||
 	{ ks_titles >&2; tl_fail "Tools -> tracemap: tail mode did not resume tail mode"; }
