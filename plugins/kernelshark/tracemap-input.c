@@ -434,16 +434,22 @@ out:
 
 int tmks_image_take(const char *path, struct tmks_image *img)
 {
+	char dir[PATH_MAX + NAME_MAX + 16];
 	struct live_src src;
 	int ret;
 
 	img->fd = -1;
 	ret = src_parse(path, &src);
+	/* a descriptor names its instance even when the instance is gone */
+	snprintf(img->name, sizeof(img->name), "%s", src.top ? "top" : src.instance);
 	if (ret)
 		return ret;
 	ret = snapshot_image(&src, &img->counts);
-	if (ret < 0)
-		return ret;
+	if (ret < 0) {
+		/* removed while it was copied */
+		snprintf(dir, sizeof(dir), "%s/instances/%s", src.tracefs, src.instance);
+		return !src.top && !is_dir(dir) ? -ENOENT : ret;
+	}
 	img->fd = ret;
 	snprintf(img->path, sizeof(img->path), "%s", path);
 	return 0;

@@ -30,6 +30,7 @@ struct tmks_image {
 	int fd;				/* -1: none */
 	struct tmks_counts counts;
 	char path[PATH_MAX];		/* the live path it was taken for */
+	char name[NAME_MAX + 1];	/* the buffer it names: an instance, "top" or "" */
 	long long copy_ns;		/* time the copy and the image took */
 	long long open_ns;		/* time KernelShark's reader took to open it */
 };
@@ -52,7 +53,8 @@ TMKS_HIDDEN int tmks_follow_ms(void);
 
 /*
  * Copy the live buffer @path names into an image (any thread; one at a
- * time). Returns 0, or -errno with the reason printed.
+ * time). Returns 0, or -errno with the reason printed: -ENOENT when the
+ * buffer is gone (img->name says which).
  */
 TMKS_HIDDEN int tmks_image_take(const char *path, struct tmks_image *img);
 

@@ -648,7 +648,10 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 		struct stat st;
 
 		if (stat(img.path, &st) || err == -ENOENT)
-			stop_following(QString("%1 is gone; the last copy stays shown").arg(img.path));
+			stop_following(QString("%1 is gone; the last copy stays shown")
+				       .arg(!*img.name ? QString(img.path) :
+					    !strcmp(img.name, "top") ? QString("the top-level buffer") :
+					    QString("instance %1").arg(img.name)));
 		else
 			stop_following(QString("cannot copy the buffer: %1").arg(strerror(-err)));
 		return;
