@@ -27,7 +27,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <QAbstractProxyModel>
 #include <QAbstractTableModel>
@@ -610,11 +612,44 @@ void close_image(kshark_data_stream *p)
 }
 
 /*
- * Move the data of @img's stream into stream @sd, whose filters, plugins,
- * name and id stay; @img's stream leaves with the old data and is closed.
+ * The TEP advanced filter of stream @s as "system/event:condition" texts,
+ * the form KernelShark's dialog and session files use: the filter itself
+ * points into the event formats of the reader it was made for.
  */
-void swap_in(kshark_data_stream *cur, kshark_data_stream *img)
+std::vector<std::string> adv_filters(kshark_data_stream *s)
 {
+	std::vector<std::string> v;
+	int *ids;
+
+	if (!kshark_tep_filter_is_set(s) || !(ids = kshark_get_all_event_ids(s)))
+		return v;
+	for (int i = 0; i < s->n_events; i++) {
+		char *cond = kshark_tep_filter_make_string(s, ids[i]);
+		char *name;
+
+		if (!cond)
+			continue;
+		name = kshark_event_from_id(s->stream_id, ids[i]);
+		if (name)
+			v.push_back(std::string(name) + ":" + cond);
+		free(name);
+		free(cond);
+	}
+	free(ids);
+	return v;
+}
+
+/*
+ * Move the data of @img's stream into stream @cur, whose filters, plugins,
+ * name and id stay; @img's stream leaves with the old data and is closed.
+ * Returns the advanced filters that could not be kept (their event is not
+ * in the new copy), as text.
+ */
+QStringList swap_in(kshark_data_stream *cur, kshark_data_stream *img)
+{
+	std::vector<std::string> adv = adv_filters(cur);
+	QStringList lost;
+
 	/* plugins hold pointers into the old data's event formats */
 	kshark_handle_all_dpis(cur, KSHARK_PLUGIN_CLOSE);
 	swap_field(cur->interface, img->interface);
@@ -624,8 +659,12 @@ void swap_in(kshark_data_stream *cur, kshark_data_stream *img)
 	/* what the entries of the old data taught */
 	kshark_hash_id_clear(cur->tasks);
 	kshark_hash_id_clear(cur->idle_cpus);
+	for (const std::string &f : adv)
+		if (kshark_tep_add_filter_str(cur, f.c_str()))
+			lost << QString::fromStdString(f);
 	kshark_handle_all_dpis(cur, KSHARK_PLUGIN_INIT);
 	close_image(img);
+	return lost;
 }
 
 /* A copy was taken (in the GUI thread): show it without losing the view. */
@@ -706,7 +745,7 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 		follow.gui.mark_reset(marker(m));
 	qint64 save_ns = t.nsecsElapsed();
 
-	swap_in(kshark_get_data_stream(ctx, sd), opened);
+	QStringList lost_filters = swap_in(kshark_get_data_stream(ctx, sd), opened);
 	tmks_image_shown(&img);
 
 	follow.gui.reload(follow.data);
@@ -766,15 +805,33 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 		double view = (save_ns + t.nsecsElapsed() - load_ns) / 1e6;
 		double plugin = img.copy_ns / 1e6 + view;
 		double ks = (img.open_ns + load_ns - save_ns) / 1e6;
+		/* KernelShark's rows of lost events: their count is in .offset, -1 unknown */
+		long long missed = 0, lost = 0, unknown = 0;
 
+		for (ssize_t i = 0; i < n; i++) {
+			const kshark_entry *e = store()->rows[i];
+
+			if (e->event_id != KS_EVENT_OVERFLOW)
+				continue;
+			missed++;
+			if (e->offset > 0)
+				lost += e->offset;
+			else
+				unknown++;
+		}
 		fprintf(stderr, "tracemap: refresh %lu: %llu events, copy %.1f ms, view %.1f ms,"
 			" KernelShark open+load %.1f ms (open %.1f), asked %.1f ms ago;"
-			" plugin %.1f ms = %.1f %%\n", follow.refreshes, img.counts.events,
-			img.copy_ns / 1e6, view, ks, img.open_ns / 1e6,
-			(copy_ns + t.nsecsElapsed()) / 1e6, plugin, 100 * plugin / (plugin + ks));
+			" plugin %.1f ms = %.1f %%; %lld lost-event rows: %lld lost, %lld unknown\n",
+			follow.refreshes, img.counts.events, img.copy_ns / 1e6, view, ks,
+			img.open_ns / 1e6, (copy_ns + t.nsecsElapsed()) / 1e6, plugin,
+			100 * plugin / (plugin + ks), missed, lost, unknown);
 	}
 	follow.when = QDateTime::currentDateTime().toString("HH:mm:ss.zzz");
 	update_title();
+	if (!lost_filters.isEmpty())
+		follow.ks->statusBar()->showMessage("tracemap: the new copy lacks the event of the"
+						    " advanced filter " + lost_filters.join("; ") +
+						    ": it was dropped");
 	if (follow.refresh_queued) {
 		follow.refresh_queued = false;
 		QTimer::singleShot(0, follow.owner, [] () { follow.timer->start(0); });
