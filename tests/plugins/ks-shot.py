@@ -17,6 +17,14 @@ with python3-pil; PIL cannot read xwd, so its ZPixmap is decoded here).
         colored_hash H     a hash of the saturated pixels of the graph area
         marker_a X         the column of marker A's line (dark green, 008000)
                            across the graph, -1 when none is drawn
+        marker_b X         the same for marker B (dark cyan, 008080)
+        lost_marks X:Y0-Y1,...  KernelShark's lost-events marks (the
+                           missed_events plugin's blue 0000ff lines, 15
+                           pixels or taller): column and rows, or -
+        band_list Y0-Y1:X,...   each band's rows and first column (where
+                           its plot starts: its first event), or -
+        table_lines N      text lines of the whole table, from under its
+                           header (found at its right edge) down
         selected_row Y     the top of the table row drawn in marker A's
                            colour (the selected row) in the window, -1
                            when none
@@ -72,18 +80,29 @@ def check(img, x, y, w, h):
     colors = {}
     digest = hashlib.sha1()
     in_band = False
+    starts = []
+    spans = []
+    lost_blue = (0, 0, 255)
     for yy in range(graph[1], graph[3]):
         n = 0
+        first = -1
         for xx in range(graph[0], graph[2]):
             p = px[xx, yy]
             if saturated(p):
                 n += 1
                 colors[p] = colors.get(p, 0) + 1
                 digest.update(bytes((xx & 0xff, yy & 0xff)) + bytes(p))
+                if first < 0 and p != lost_blue:
+                    first = xx
         if n >= 20:
             rows += 1
             if not in_band:
                 bands += 1
+                starts.append(first)
+                spans.append([yy, yy])
+            elif first >= 0 and (starts[-1] < 0 or first < starts[-1]):
+                starts[-1] = first
+            spans[-1][1] = yy
         in_band = n >= 20
     # table lines: runs of pixel rows holding more dark (text) pixels than
     # the emptiest row (grid lines and borders are in every row)
@@ -108,17 +127,48 @@ def check(img, x, y, w, h):
     mark = (0, 128, 0)
     tall = 40
     marker = -1
+    marker_b = -1
+    lost = []
     for xx in range(graph[0], graph[2]):
-        if sum(1 for yy in range(graph[1], graph[3]) if px[xx, yy] == mark) >= tall:
+        col = [px[xx, yy] for yy in range(graph[1], graph[3])]
+        if marker < 0 and col.count(mark) >= tall:
             marker = xx
-            break
+        if marker_b < 0 and col.count((0, 128, 128)) >= tall:
+            marker_b = xx
+        # the mark's line is a plot high (about 25 pixels), its flag 6 wide
+        run = 0
+        for i, p in enumerate(col + [None]):
+            if p == lost_blue:
+                run += 1
+                continue
+            if run >= 15:
+                lost.append('%d:%d-%d' % (xx, graph[1] + i - run, graph[1] + i - 1))
+            run = 0
     selected = -1
     for yy in range(graph[1], h):
         if sum(1 for xx in range(0, w, 4) if px[xx, yy] == mark) >= w // 8:
             selected = yy
             break
     print('marker_a', marker)
+    print('marker_b', marker_b)
+    print('lost_marks', ','.join(map(str, lost)) or '-')
+    print('band_list', ','.join('%d-%d:%d' % (y0, y1, x)
+                                for (y0, y1), x in zip(spans, starts)) or '-')
     print('selected_row', selected)
+    # the table's header: the first pixel up from the bottom right corner
+    # (right of every column, left of the scroll bar) that is not white
+    top = h - 40
+    while top > graph[3] // 2 and min(px[w - 40, top]) >= 250:
+        top -= 1
+    dark = [sum(1 for xx in range(0, w - 30, 2) if sum(px[xx, yy]) < 200)
+            for yy in range(top + 2, h - 30)]
+    n = 0
+    inside = False
+    for d in dark:
+        if d >= 6 and not inside:
+            n += 1
+        inside = d >= 6
+    print('table_lines', n)
     # without the scroll bars, whose handles shrink as rows are added
     rows_area = (table[0], table[1], table[2] - 30, table[3] - 30)
     print('table_hash', hashlib.sha1(img.crop(rows_area).tobytes()).hexdigest()[:16])
