@@ -169,6 +169,7 @@ struct Follow {
 	QString when;			/* time of the last copy */
 	QString stopped;		/* why following stopped, empty when it did not */
 	bool started = false;		/* following was started once on open */
+	bool quitting = false;		/* KernelShark is about to quit */
 
 	std::thread worker;
 	bool taking = false;		/* a copy is being taken */
@@ -180,7 +181,10 @@ struct Follow {
 	 * Runs when KernelShark unloads the plugin (dlclose in ~KsMainWindow(),
 	 * before the window's children are destroyed): our objects, connections
 	 * and the worker must be gone by then, or destroying them later runs
-	 * code that is no longer mapped.
+	 * code that is no longer mapped. The worker was joined when the
+	 * application was about to quit (finish_worker()): joining it here,
+	 * under the loader's lock, would wait for ever on a worker that is
+	 * loading libtraceevent's plugins (dlopen) for a new copy.
 	 */
 	~Follow()
 	{
@@ -667,6 +671,16 @@ QStringList swap_in(kshark_data_stream *cur, kshark_data_stream *img)
 	return lost;
 }
 
+/* KernelShark is about to quit: no more copies, the one being taken ends. */
+void finish_worker()
+{
+	follow.quitting = true;
+	follow.period_ms = 0;
+	follow.timer->stop();
+	if (follow.worker.joinable())
+		follow.worker.join();
+}
+
 /* A copy was taken (in the GUI thread): show it without losing the view. */
 void apply(tmks_image img, kshark_data_stream *opened, int err)
 {
@@ -675,9 +689,10 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 	entry_id marks[2], top, sel;
 	int sd;
 
-	follow.worker.join();
+	if (follow.worker.joinable())
+		follow.worker.join();
 	follow.taking = false;
-	if (!follow.live || !src || strcmp(src, img.path)) {
+	if (follow.quitting || !follow.live || !src || strcmp(src, img.path)) {
 		close_image(opened);
 		return;		/* another file is shown now; the image file is reused */
 	}
@@ -845,6 +860,8 @@ void refresh()
 {
 	const char *src = tmks_live_source();
 
+	if (follow.quitting)
+		return;
 	if (follow.taking) {
 		follow.refresh_queued = true;
 		return;
@@ -936,6 +953,7 @@ extern "C" void *KSHARK_MENU_PLUGIN_INITIALIZER(void *gui_ptr)
 	follow.timer->setSingleShot(true);
 	QObject::connect(follow.timer, &QTimer::timeout, follow.owner, on_timer);
 	ks->installEventFilter(follow.owner);
+	QObject::connect(qApp, &QCoreApplication::aboutToQuit, follow.owner, finish_worker);
 
 	follow.gui_ok = resolve_gui();
 	tools = follow.gui_ok ? tools_menu() : nullptr;
