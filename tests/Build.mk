@@ -13,11 +13,7 @@ UNIT_TESTS	:= $(patsubst %.c,$(O)/%,$(wildcard tests/unit/*.c))
 KERNEL_TESTS	:= $(patsubst %.c,$(O)/%,$(wildcard tests/kernel/*.c))
 # Scripts left out of make check while they fail, each with its issue; run
 # one alone with: sh tests/run-tests.sh SCRIPT
-# ks-keep.sh (issue 22): its markers and TEP filter steps pass; quitting
-# KernelShark after the filter dialog (Ctrl+Q, File -> Quit) did not exit
-# within 30 s in 3 of 4 runs at load 25-29, so its lost-events step has
-# not run to its end yet
-KNOWN_FAILING	:= tests/plugins/ks-keep.sh
+KNOWN_FAILING	:=
 SCRIPT_TESTS	:= $(sort $(filter-out $(KNOWN_FAILING),$(wildcard tests/plugins/*.sh tests/tools/*.sh)))
 # every file names its license (COPYING)
 TESTS		+= tests/check-spdx.sh tests/check-abi.sh tests/check-version.sh
