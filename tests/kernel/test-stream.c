@@ -1093,14 +1093,23 @@ static void on_alarm(int sig)
  * The library's pacing sleep goes through this clock_nanosleep(), which
  * says whether the kernel cut it short: a signal that a busy machine
  * delivers after the sleep ended, or before it began, interrupts nothing,
- * and no library could report it.
+ * and no library could report it. With sleep_inject set, the next sleep is
+ * one a signal cut short: the handler runs and the call returns EINTR, as
+ * the kernel does, without a race against a sleep of a few microseconds.
  */
-static volatile int sleep_watch, sleep_interrupted;
+static volatile int sleep_watch, sleep_interrupted, sleep_inject;
 
 int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
 {
 	int saved = errno, err = 0;
 
+	if (sleep_inject) {
+		sleep_inject = 0;
+		sleep_interrupted = 1;
+		raise(SIGALRM);
+		errno = saved;
+		return EINTR;
+	}
 	if (syscall(SYS_clock_nanosleep, clk, flags, req, rem) < 0)
 		err = errno;
 	if (err == EINTR && sleep_watch)
@@ -1156,8 +1165,9 @@ static void *signal_in_sleep(void *arg)
  * delivered events is followed by the next one without a wait, at most
  * every 300 us: the poll after it sleeps first. A signal in that sleep
  * used to be taken as a short sleep, and poll then waited for events or
- * its timeout. A try counts when the kernel cut the pacing sleep short
- * or the signal came in the wait.
+ * its timeout. A try counts when the pacing sleep was cut short (by the
+ * signal that clock_nanosleep() above raises, on even tries, or by the
+ * thread's) or the signal came in the wait.
  */
 static void test_signal_in_pacing(void **state)
 {
@@ -1177,16 +1187,22 @@ static void test_signal_in_pacing(void **state)
 		write_markers_on(0, seq, 20);
 		seq += 20;
 		poll_until(seq, 1000);
+		/* even tries: the signal in the sleep; odd ones: from a thread, in the wait */
 		ss = (struct sleep_signal){ .thread = pthread_self(), .tid = gettid(), .where = -1 };
-		assert_int_equal(pthread_create(&helper, NULL, signal_in_sleep, &ss), 0);
+		if (i % 2)
+			assert_int_equal(pthread_create(&helper, NULL, signal_in_sleep, &ss), 0);
 		sleep_interrupted = 0;
 		sleep_watch = 1;
+		sleep_inject = !(i % 2);
 		ss.armed = 1;
 		t0 = th_now_ns();
-		ret = tracemap_stream_poll(stream, 2000);
+		/* a try whose poll did not pace has nothing to wait for */
+		ret = tracemap_stream_poll(stream, i % 2 ? 2000 : 200);
 		dt = th_now_ns() - t0;
 		sleep_watch = 0;
-		assert_int_equal(pthread_join(helper, NULL), 0);
+		sleep_inject = 0;
+		if (i % 2)
+			assert_int_equal(pthread_join(helper, NULL), 0);
 		if (sleep_interrupted) {
 			in_sleep++;
 			if (ret != -EINTR)
