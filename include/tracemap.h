@@ -319,6 +319,8 @@ struct tracemap_event_spec {
 	const char *filter;		/* NULL, or a filter as events/<system>/<event>/filter takes */
 };
 
+struct tracemap_tracer_opts;
+
 struct tracemap_stream_opts {
 	size_t sz;			/* sizeof(struct tracemap_stream_opts) */
 	enum tracemap_mode mode;	/* CONSUME or FOLLOW (SNAPSHOT: what is there, once) */
@@ -338,6 +340,8 @@ struct tracemap_stream_opts {
 	tracemap_enable_fn on_enable;	/* NULL: not told; called with ctx */
 	unsigned long buffer_size_kb;	/* per-CPU buffer_size_kb while open; 0: leave it */
 	const char *clock;		/* trace_clock while open; NULL: leave it */
+	/* current_tracer and its filters while open (before any reader); NULL: leave it */
+	const struct tracemap_tracer_opts *tracer;
 };
 
 struct tracemap_stream;

@@ -21,6 +21,9 @@
  *   set_event_pid=12 13          the list before
  *   set_event_notrace_pid=
  *   event-fork=0
+ *   set_ftrace_filter=a b        a filter file's functions before (tracer.c)
+ *   func_stack_trace=0           options/func_stack_trace before
+ *   current_tracer=nop           the tracer before
  *
  * A record whose process is gone (or whose pid now belongs to another
  * process) is stale: tracemap_state_repair() puts back what it names.
@@ -387,6 +390,51 @@ static void put_first(struct put_ctx *pc, const char *key, const char *file, boo
 	put_one(pc, file, val, trunc, label);
 }
 
+/*
+ * A filter file's old list (space-separated, "" for none): emptied, then
+ * each function in a write of its own, as the kernel takes one per write.
+ */
+static void put_list(struct put_ctx *pc, const char *file)
+{
+	char path[PATH_MAX * 2], line[512], *v, *end, *tok, *save;
+	int fd, e = 0, n;
+
+	v = next_value(pc->st->text, file, NULL);
+	if (!v)
+		return;
+	end = strchr(v, '\n');
+	v = strndup(v, end ? (size_t)(end - v) : strlen(v));
+	if (!v)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", pc->st->idir, file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+	} else {
+		/* ended by a newline: the kernel takes a name only at white space */
+		for (tok = strtok_r(v, " ", &save); tok && !e; tok = strtok_r(NULL, " ", &save)) {
+			n = snprintf(line, sizeof(line), "%s\n", tok);
+			errno = 0;
+			if (n >= (int)sizeof(line))
+				e = ENAMETOOLONG;
+			else if (write(fd, line, n) != n)
+				e = errno ? errno : EIO;
+		}
+		close(fd);
+	}
+	free(v);
+	if (e == ENOENT)
+		return;
+	if (e) {
+		tm_log(TRACEMAP_LOG_ERROR, "cannot put back %s/%s: %s", pc->st->idir, file,
+		       strerror(e));
+		if (!pc->failed)
+			pc->failed = -e;
+		return;
+	}
+	said(pc, "%s", file);
+}
+
 /* tracemap-<pid>-<n>: the name instance.c gives a private instance of that process */
 static bool private_name(const struct stale *st)
 {
@@ -432,6 +480,12 @@ static int put_back(const struct stale *st, char *what, size_t size)
 	}
 	if (st->created)
 		return remove_instance(&pc);
+	/* the tracer first, so that no function is traced while its filters change */
+	put_first(&pc, "current_tracer", "current_tracer", false);
+	put_first(&pc, "func_stack_trace", "options/func_stack_trace", false);
+	put_list(&pc, "set_ftrace_filter");
+	put_list(&pc, "set_ftrace_notrace");
+	put_list(&pc, "set_graph_function");
 	put_all(&pc, "event", put_event);
 	put_all(&pc, "filter", put_filter);
 	put_first(&pc, "set_event_notrace_pid", "set_event_notrace_pid", true);
@@ -515,8 +569,9 @@ static int repair_one(const char *path, struct stale *st, bool check)
  *
  * Reads the records of $TRACEMAP_STATE_DIR (default /run/tracemap) that
  * belong to processes no longer running (SIGKILL, a crash) and puts back
- * what each names: removes the instance it created, or turns off the
- * events it enabled and writes back the filters, set_event_pid,
+ * what each names: removes the instance it created, or puts back the
+ * tracer, options/func_stack_trace and function filters it set, turns off
+ * the events it enabled and writes back the filters, set_event_pid,
  * set_event_notrace_pid, options/event-fork, buffer_percent,
  * buffer_size_kb and trace_clock it changed. Each record is said through
  * the print callback (TRACEMAP_LOG_WARN). Records of running processes

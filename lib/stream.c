@@ -94,6 +94,7 @@ struct tracemap_stream {
 	unsigned int round_events;	/* next_event() returned in this round: the wake-up policy's measure */
 
 	struct tm_inst in;		/* the instance, its size and clock, the crash record */
+	struct tracemap_tracer *tracer;	/* opts.tracer, put back once the readers are closed */
 	char *percent_path;
 	int old_percent;		/* buffer_percent to restore, -1: untouched */
 
@@ -356,7 +357,9 @@ static void new_round(struct tracemap_stream *s)
  *
  * Puts back what ended processes left (tracemap_state_repair()), makes the
  * instance when it is to be made and sets its buffer_size_kb and
- * trace_clock (@opts), opens a reader per selected CPU (every one before
+ * trace_clock (@opts), its tracer and function filters (@opts->tracer, as
+ * tracemap_tracer_set(): before any reader, since the kernel changes no
+ * tracer under one), opens a reader per selected CPU (every one before
  * anything else is changed), sets buffer_percent to the watermark (consume mode: 50 for watermark 0
  * unless TRACEMAP_STREAM_LOW_LATENCY asks for a wakeup per event), reads
  * the own-event rules (TRACEMAP_STREAM_NO_SELF), enables the events of
@@ -410,6 +413,9 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	/* the size first: a mapped buffer cannot be resized */
 	if (!ret)
 		ret = tm_inst_setup(&s->in, o.buffer_size_kb, o.clock);
+	/* and the tracer: the kernel answers EBUSY to a change under an open reader */
+	if (!ret)
+		ret = tm_tracer_set(&s->tracer, tfs, s->in.name, o.tracer, s->in.state);
 	if (ret)
 		goto fail;
 	idir = s->in.dir;
@@ -564,6 +570,8 @@ void tracemap_stream_close(struct tracemap_stream *s)
 	for (i = 0; i < s->nr; i++)
 		tracemap_cpu_close(s->cpus[i].c);
 	free(s->cpus);
+	/* no reader is left: the kernel takes the tracer back now */
+	tracemap_tracer_restore(s->tracer);
 	/* the instance is the parent's to put back */
 	if (s->percent_path && !tm_in_child(s->owner))
 		restore_watermark(s);

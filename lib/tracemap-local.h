@@ -531,7 +531,7 @@ int tm_opts_copy(void *dst, size_t dst_sz, const void *src, size_t min_sz, const
 		       offsetof(struct type, last) + sizeof(((struct type *)0)->last),	\
 		       #type " has tail padding: reorder it or fill it with a field")
 TM_OPTS_NO_TAIL(tracemap_cpu_opts, tracefs_dir);
-TM_OPTS_NO_TAIL(tracemap_stream_opts, clock);
+TM_OPTS_NO_TAIL(tracemap_stream_opts, tracer);
 TM_OPTS_NO_TAIL(tracemap_dump_opts, cpumask);
 TM_OPTS_NO_TAIL(tracemap_format_opts, clock);
 
@@ -664,6 +664,16 @@ int tm_inst_open(struct tm_inst *in, const char *tracefs, const char *instance, 
 int tm_inst_setup(struct tm_inst *in, unsigned long size_kb, const char *clock);
 /* Put back size and clock, remove it when made here, end the record; 0 when all is back */
 int tm_inst_close(struct tm_inst *in);
+
+/* ------------------------------------------------- the tracer (tracer.c) */
+
+/*
+ * tracemap_tracer_set() in @instance of @tracefs with each change noted in
+ * @state (the caller's record) first; @opts NULL: nothing, *@out NULL.
+ * 0 or -errno after a message, nothing changed.
+ */
+int tm_tracer_set(struct tracemap_tracer **out, const char *tracefs, const char *instance,
+		  const struct tracemap_tracer_opts *opts, struct tm_state *state);
 
 /* ----------------------------------------------- instance state (events.c) */
 

@@ -38,6 +38,8 @@ struct tracemap_tracer {
 	char *old_tracer;		/* current_tracer before; NULL: untouched */
 	int old_stack;			/* options/func_stack_trace before; -1: untouched */
 	struct filter_file f[NR_FILTERS];
+	struct tm_state *state;		/* the crash record each change is noted in first */
+	bool own_state;			/* made by tracemap_tracer_set(): ended at restore */
 	int owner;
 };
 
@@ -177,6 +179,22 @@ static int check_listed(struct tracemap_tracer *t, const struct filter_file *ff)
 	return tm_err(EINVAL);
 }
 
+/* The old list of a filter file in the crash record, on one line ("" : empty) */
+static int note_list(struct tracemap_tracer *t, const char *file, const char *list)
+{
+	char *line = strdup(list), *p;
+	int ret;
+
+	if (!line)
+		return tm_err(ENOMEM);
+	for (p = line; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	ret = tm_state_note(t->state, file, "%s", line);
+	free(line);
+	return ret;
+}
+
 /*
  * Replace what @ff lists by its patterns, each in its own write (as
  * trace-cmd does: a pattern that matches no function fails alone).
@@ -199,6 +217,12 @@ static int set_filter(struct tracemap_tracer *t, struct filter_file *ff)
 		return tm_err(err);
 	}
 	ff->old = listed(old);
+	ret = note_list(t, ff->name, ff->old);
+	if (ret) {
+		free(ff->old);
+		ff->old = NULL;
+		return ret;
+	}
 	fd = open_file(t, ff->name, O_WRONLY | O_TRUNC);
 	if (fd < 0) {
 		err = errno;
@@ -279,6 +303,11 @@ static int set_tracer(struct tracemap_tracer *t, const char *tracer)
 		free(old);
 		return 0;
 	}
+	ret = tm_state_note(t->state, "current_tracer", "%s", old);
+	if (ret) {
+		free(old);
+		return ret;
+	}
 	t->old_tracer = old;
 	ret = write_file(t, "current_tracer", tracer);
 	if (ret == -EINVAL) {
@@ -322,6 +351,11 @@ static int set_stack(struct tracemap_tracer *t)
 		t->old_stack = -1;
 		return 0;
 	}
+	ret = tm_state_note(t->state, "func_stack_trace", "0");
+	if (ret) {
+		t->old_stack = -1;
+		return ret;
+	}
 	ret = write_file(t, "options/func_stack_trace", "1");
 	if (ret) {
 		t->old_stack = -1;
@@ -330,13 +364,80 @@ static int set_stack(struct tracemap_tracer *t)
 	return ret;
 }
 
+/*
+ * The work of tracemap_tracer_set() on @o (copied, checked), each change
+ * noted in @state first; NULL + errno after a message, nothing changed.
+ */
+static struct tracemap_tracer *tracer_set(const char *tfs, const char *instance,
+					  const struct tracemap_tracer_opts *o,
+					  struct tm_state *state)
+{
+	struct tracemap_tracer *t;
+	int ret, i;
+
+	if (!o->tracer) {
+		tm_log(TRACEMAP_LOG_ERROR, "tracemap_tracer_opts: give the tracer (trace-cmd's -p): "
+		       "the filters and --func-stack act on a tracer");
+		return tm_err(EINVAL), NULL;
+	}
+	if (check_patterns("-l", o->filter) || check_patterns("-n", o->notrace) ||
+	    check_patterns("-g", o->graph))
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return tm_err(ENOMEM), NULL;
+	t->old_stack = -1;
+	t->owner = tm_cur_pid;
+	t->state = state;
+	ret = tracemap_instance_dir(tfs, instance, t->dir, sizeof(t->dir));
+	if (ret < 0)
+		goto fail;
+	t->f[F_FILTER] = (struct filter_file){ .name = "set_ftrace_filter", .opt = "-l",
+					       .want = o->filter };
+	t->f[F_NOTRACE] = (struct filter_file){ .name = "set_ftrace_notrace", .opt = "-n",
+						.want = o->notrace };
+	t->f[F_GRAPH] = (struct filter_file){ .name = "set_graph_function", .opt = "-g",
+					      .want = o->graph };
+	for (i = 0; i < NR_FILTERS && !ret; i++)
+		if (t->f[i].want && t->f[i].want[0])
+			ret = set_filter(t, &t->f[i]);
+	if (!ret && (o->flags & TRACEMAP_TRACER_FUNC_STACK))
+		ret = set_stack(t);
+	if (!ret)
+		ret = set_tracer(t, o->tracer);
+	if (!ret)
+		return t;
+fail:
+	tracemap_tracer_restore(t);
+	errno = -ret;
+	return NULL;
+}
+
+int tm_tracer_set(struct tracemap_tracer **out, const char *tfs, const char *instance,
+		  const struct tracemap_tracer_opts *opts, struct tm_state *state)
+{
+	struct tracemap_tracer_opts o = { .sz = sizeof(o) };
+	int ret;
+
+	*out = NULL;
+	if (!opts)
+		return 0;
+	ret = tm_opts_copy(&o, sizeof(o), opts, sizeof(size_t), "tracemap_tracer_opts");
+	if (ret)
+		return ret;
+	*out = tracer_set(tfs, instance, &o, state);
+	return *out ? 0 : -errno;
+}
+
 /**
  * tracemap_tracer_set - set the tracer of an instance and its function filters
  * @instance: the instance, or TRACEMAP_TOP_LEVEL for the top-level buffer
  * @opts: what to set; see struct tracemap_tracer_opts
  *
  * The filters first, then options/func_stack_trace, the tracer last: the
- * tracer starts with its filters in place.
+ * tracer starts with its filters in place. Each old value is written in
+ * the crash record first (tracemap_state_repair() puts it back after a
+ * kill).
  *
  * Returns the handle tracemap_tracer_restore() puts everything back with,
  * or NULL with errno set after a message (nothing changed): EPERM when the
@@ -348,54 +449,29 @@ struct tracemap_tracer *tracemap_tracer_set(const char *instance,
 {
 	struct tracemap_tracer_opts o = { .sz = sizeof(o) };
 	struct tracemap_tracer *t;
+	struct tm_state *state;
 	char tfs[PATH_MAX];
-	int ret, i;
+	int ret;
 
 	ret = tm_opts_copy(&o, sizeof(o), opts, sizeof(size_t), "tracemap_tracer_opts");
 	if (ret)
 		return errno = -ret, NULL;
-	if (!o.tracer) {
-		tm_log(TRACEMAP_LOG_ERROR, "tracemap_tracer_opts: give the tracer (trace-cmd's -p): "
-		       "the filters and --func-stack act on a tracer");
-		return tm_err(EINVAL), NULL;
-	}
-	if (check_patterns("-l", o.filter) || check_patterns("-n", o.notrace) ||
-	    check_patterns("-g", o.graph))
-		return NULL;
-	if (o.tracefs_dir) {
-		snprintf(tfs, sizeof(tfs), "%s", o.tracefs_dir);
-	} else {
-		ret = tracemap_tracefs_dir(NULL, tfs, sizeof(tfs));
-		if (ret < 0)
-			return errno = -ret, NULL;
-	}
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return tm_err(ENOMEM), NULL;
-	t->old_stack = -1;
-	t->owner = tm_cur_pid;
-	ret = tracemap_instance_dir(tfs, instance, t->dir, sizeof(t->dir));
+	ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
 	if (ret < 0)
-		goto fail;
-	t->f[F_FILTER] = (struct filter_file){ .name = "set_ftrace_filter", .opt = "-l",
-					       .want = o.filter };
-	t->f[F_NOTRACE] = (struct filter_file){ .name = "set_ftrace_notrace", .opt = "-n",
-						.want = o.notrace };
-	t->f[F_GRAPH] = (struct filter_file){ .name = "set_graph_function", .opt = "-g",
-					      .want = o.graph };
-	for (i = 0; i < NR_FILTERS && !ret; i++)
-		if (t->f[i].want && t->f[i].want[0])
-			ret = set_filter(t, &t->f[i]);
-	if (!ret && (o.flags & TRACEMAP_TRACER_FUNC_STACK))
-		ret = set_stack(t);
-	if (!ret)
-		ret = set_tracer(t, o.tracer);
-	if (!ret)
-		return t;
-fail:
-	tracemap_tracer_restore(t);
-	errno = -ret;
-	return NULL;
+		return errno = -ret, NULL;
+	state = tm_state_new(tfs, instance ? instance : "");
+	if (!state)
+		return NULL;
+	t = tracer_set(tfs, instance, &o, state);
+	if (!t) {
+		ret = errno;
+		/* nothing is left changed: the record goes */
+		tm_state_end(state, true);
+		errno = ret;
+		return NULL;
+	}
+	t->own_state = true;
+	return t;
 }
 
 /**
@@ -416,6 +492,8 @@ int tracemap_tracer_restore(struct tracemap_tracer *t)
 		free(t->old_tracer);
 		for (i = 0; i < NR_FILTERS; i++)
 			free(t->f[i].old);
+		if (t->own_state)
+			tm_state_end(t->state, false);
 		free(t);
 		return 0;
 	}
@@ -436,6 +514,8 @@ int tracemap_tracer_restore(struct tracemap_tracer *t)
 	}
 	for (i = NR_FILTERS - 1; i >= 0; i--)
 		restore_filter(t, &t->f[i]);
+	if (t->own_state)
+		tm_state_end(t->state, !ret);
 	free(t);
 	return ret ? tm_err(-ret) : 0;
 }
