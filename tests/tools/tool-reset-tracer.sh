@@ -29,8 +29,9 @@ state() {
 	grep -H . "$idir/current_tracer" "$idir/options/func_stack_trace" \
 		"$idir/set_event_pid" "$idir/events/sched/sched_switch/filter"
 }
+# a new instance takes the top level's options: off, so that turning it on is a change
+echo 0 > "$idir/options/func_stack_trace" || tl_fail "cannot turn func_stack_trace off"
 state > before.txt
-grep -qx "$idir/options/func_stack_trace:0" before.txt || tl_fail "func_stack_trace is on before"
 
 "$LC" hold "$inst" function > hold.out 2> hold.err &
 lc=$!
