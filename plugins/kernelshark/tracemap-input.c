@@ -54,6 +54,20 @@ static char *last_source;
 static int last_follow_ms;
 static struct tmks_counts last_counts;
 
+/*
+ * What each CPU's copy held, for telling a copy that holds nothing new:
+ * the counts of the copy shown and of the one taken last (under image_lock).
+ * New events move a CPU's newest time stamp or its count, overwritten ones
+ * its overrun, consumed ones its oldest time stamp: equal counts on every
+ * CPU are the same events.
+ */
+struct copy_sig {
+	char *path;			/* the live path it was taken for */
+	int nr;
+	struct tracemap_dump_cpu_stats *cpu;	/* copy_ns zeroed */
+};
+static struct copy_sig shown_sig, taken_sig;
+
 void tmks_live_counts(struct tmks_counts *c)
 {
 	*c = last_counts;
@@ -363,6 +377,67 @@ static int image_file(off_t *mapped_end)
 	return image_fds[i] < 0 ? -errno : image_fds[i];
 }
 
+static void sig_free(struct copy_sig *s)
+{
+	free(s->path);
+	free(s->cpu);
+	*s = (struct copy_sig){ 0 };
+}
+
+/* The counts of every CPU of @d into @s (empty when out of memory). */
+static void sig_take(struct copy_sig *s, const struct tracemap_dump *d, const char *path)
+{
+	int i, nr = tracemap_dump_nr_cpus(d);
+
+	sig_free(s);
+	if (nr <= 0)
+		return;
+	s->cpu = calloc(nr, sizeof(*s->cpu));
+	s->path = strdup(path);
+	if (!s->cpu || !s->path) {
+		sig_free(s);
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		if (tracemap_dump_stats(d, tracemap_dump_cpu(d, i), &s->cpu[i], sizeof(*s->cpu)))
+			memset(&s->cpu[i], 0, sizeof(*s->cpu));
+	s->nr = nr;
+}
+
+static bool sig_equal(const struct copy_sig *a, const struct copy_sig *b)
+{
+	const struct tracemap_dump_cpu_stats *x, *y;
+	int i;
+
+	if (!a->nr || a->nr != b->nr || strcmp(a->path, b->path))
+		return false;
+	for (i = 0; i < a->nr; i++) {
+		x = &a->cpu[i];
+		y = &b->cpu[i];
+		if (x->cpu != y->cpu || x->events != y->events || x->bytes != y->bytes ||
+		    x->pages != y->pages || x->first_ts != y->first_ts ||
+		    x->last_ts != y->last_ts || x->lost != y->lost ||
+		    x->lost_gaps != y->lost_gaps || x->overrun != y->overrun)
+			return false;
+	}
+	return true;
+}
+
+static void sig_copy(struct copy_sig *dst, const struct copy_sig *src)
+{
+	sig_free(dst);
+	if (!src->nr)
+		return;
+	dst->cpu = malloc(src->nr * sizeof(*src->cpu));
+	dst->path = strdup(src->path);
+	if (!dst->cpu || !dst->path) {
+		sig_free(dst);
+		return;
+	}
+	memcpy(dst->cpu, src->cpu, src->nr * sizeof(*src->cpu));
+	dst->nr = src->nr;
+}
+
 /* Forget @fd as an image file (it is closed by the caller). */
 static void image_drop(int fd)
 {
@@ -374,11 +449,14 @@ static void image_drop(int fd)
 }
 
 /*
- * Copy the live buffer and write it as a trace.dat image into a memory
- * file; the counts of the copy go to @counts. Returns the file's
- * descriptor (one of image_fds[]), or -errno.
+ * Copy the live buffer of @path and write it as a trace.dat image into a
+ * memory file; the counts of the copy go to @counts. Returns the file's
+ * descriptor (one of image_fds[]), or -errno. With @same, a copy that holds
+ * what the copy shown holds is not written: *@same is then true and the
+ * return 0.
  */
-static int snapshot_image(const struct live_src *src, struct tmks_counts *counts)
+static int snapshot_image(const struct live_src *src, const char *path,
+			  struct tmks_counts *counts, bool *same)
 {
 	struct tracemap_dump_cpu_stats st = { 0 };
 	struct tracemap_dump_opts opts = {
@@ -400,7 +478,24 @@ static int snapshot_image(const struct live_src *src, struct tmks_counts *counts
 			src->top ? src->tracefs : src->instance, strerror(errno));
 		return ret;
 	}
+	memset(counts, 0, sizeof(*counts));
+	if (!tracemap_dump_stats(d, -1, &st, sizeof(st))) {
+		counts->events = st.events;
+		counts->lost = st.lost;
+		counts->lost_gaps = st.lost_gaps;
+		counts->first_ts = st.first_ts;
+		counts->last_ts = st.last_ts;
+	}
 	pthread_mutex_lock(&image_lock);
+	sig_take(&taken_sig, d, path);
+	if (same) {
+		*same = sig_equal(&taken_sig, &shown_sig);
+		/* nothing new: KernelShark keeps what it shows, no image, no reload */
+		if (*same) {
+			ret = 0;
+			goto out;
+		}
+	}
 	fd = image_file(&mapped_end);
 	if (fd < 0) {
 		ret = fd;
@@ -416,14 +511,6 @@ static int snapshot_image(const struct live_src *src, struct tmks_counts *counts
 		image_drop(fd);
 		close(fd);
 		goto out;
-	}
-	memset(counts, 0, sizeof(*counts));
-	if (!tracemap_dump_stats(d, -1, &st, sizeof(st))) {
-		counts->events = st.events;
-		counts->lost = st.lost;
-		counts->lost_gaps = st.lost_gaps;
-		counts->first_ts = st.first_ts;
-		counts->last_ts = st.last_ts;
 	}
 	ret = fd;
 out:
@@ -444,13 +531,14 @@ int tmks_image_take(const char *path, struct tmks_image *img)
 	snprintf(img->name, sizeof(img->name), "%s", src.top ? "top" : src.instance);
 	if (ret)
 		return ret;
-	ret = snapshot_image(&src, &img->counts);
+	img->same = false;
+	ret = snapshot_image(&src, path, &img->counts, &img->same);
 	if (ret < 0) {
 		/* removed while it was copied */
 		snprintf(dir, sizeof(dir), "%s/instances/%s", src.tracefs, src.instance);
 		return !src.top && !is_dir(dir) ? -ENOENT : ret;
 	}
-	img->fd = ret;
+	img->fd = img->same ? -1 : ret;
 	snprintf(img->path, sizeof(img->path), "%s", path);
 	return 0;
 }
@@ -458,6 +546,9 @@ int tmks_image_take(const char *path, struct tmks_image *img)
 void tmks_image_shown(const struct tmks_image *img)
 {
 	last_counts = img->counts;
+	pthread_mutex_lock(&image_lock);
+	sig_copy(&shown_sig, &taken_sig);
+	pthread_mutex_unlock(&image_lock);
 }
 
 /*
@@ -479,7 +570,7 @@ int KSHARK_INPUT_INITIALIZER(struct kshark_data_stream *stream)
 	copy = strdup(live);
 	if (!copy)
 		return -ENOMEM;
-	fd = snapshot_image(&src, &counts);
+	fd = snapshot_image(&src, live, &counts, NULL);
 	if (fd < 0) {
 		free(copy);
 		return fd;
@@ -502,6 +593,9 @@ int KSHARK_INPUT_INITIALIZER(struct kshark_data_stream *stream)
 	last_source = copy;
 	last_follow_ms = src.follow_ms;
 	last_counts = counts;
+	pthread_mutex_lock(&image_lock);
+	sig_copy(&shown_sig, &taken_sig);
+	pthread_mutex_unlock(&image_lock);
 	tmks_opened();
 	return 0;
 }

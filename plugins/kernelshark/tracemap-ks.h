@@ -14,6 +14,7 @@ extern "C" {
 #define TMKS_HIDDEN __attribute__((visibility("hidden")))
 
 #include <limits.h>
+#include <stdbool.h>
 
 #define TMKS_FOLLOW_MS_MAX	3600000	/* as tracemap view --follow */
 
@@ -28,6 +29,7 @@ struct tmks_counts {
 /* A copy of a live buffer written as a trace.dat image into a memory file. */
 struct tmks_image {
 	int fd;				/* -1: none */
+	bool same;			/* holds what the copy shown holds: no image */
 	struct tmks_counts counts;
 	char path[PATH_MAX];		/* the live path it was taken for */
 	char name[NAME_MAX + 1];	/* the buffer it names: an instance, "top" or "" */
@@ -53,12 +55,17 @@ TMKS_HIDDEN int tmks_follow_ms(void);
 
 /*
  * Copy the live buffer @path names into an image (any thread; one at a
- * time). Returns 0, or -errno with the reason printed: -ENOENT when the
- * buffer is gone (img->name says which).
+ * time). A copy that holds the same events, losses and overruns on every
+ * CPU as the copy shown last is not written: img->same, img->fd -1.
+ * Returns 0, or -errno with the reason printed: -ENOENT when the buffer is
+ * gone (img->name says which).
  */
 TMKS_HIDDEN int tmks_image_take(const char *path, struct tmks_image *img);
 
-/* The stream of img->path shows @img now (tmks_live_counts() says so). */
+/*
+ * The stream of img->path shows the copy taken last, @img, now
+ * (tmks_live_counts() says so; the next copy is compared with it).
+ */
 TMKS_HIDDEN void tmks_image_shown(const struct tmks_image *img);
 
 /*

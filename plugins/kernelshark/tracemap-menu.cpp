@@ -681,6 +681,19 @@ void finish_worker()
 		follow.worker.join();
 }
 
+/* A refresh is done: the title says when, and the next one is due. */
+void finish_refresh()
+{
+	follow.when = QDateTime::currentDateTime().toString("HH:mm:ss.zzz");
+	update_title();
+	if (follow.refresh_queued) {
+		follow.refresh_queued = false;
+		QTimer::singleShot(0, follow.owner, [] () { follow.timer->start(0); });
+	}
+	if (follow.period_ms > 0)
+		follow.timer->start(follow.period_ms);
+}
+
 /* A copy was taken (in the GUI thread): show it without losing the view. */
 void apply(tmks_image img, kshark_data_stream *opened, int err)
 {
@@ -696,7 +709,7 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 		close_image(opened);
 		return;		/* another file is shown now; the image file is reused */
 	}
-	if (!err && !opened)
+	if (!err && !opened && !img.same)
 		err = -EFAULT;
 	if (err) {
 		struct stat st;
@@ -717,6 +730,16 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 						    " stays shown", 5000);
 		if (follow.period_ms > 0)
 			follow.timer->start(follow.period_ms);
+		return;
+	}
+	if (img.same) {
+		/* the copy shown holds all of it: nothing to load, the view stays as it is */
+		follow.refreshes++;
+		if (follow.stats)
+			fprintf(stderr, "tracemap: refresh %lu: %llu events, copy %.1f ms, unchanged:"
+				" KernelShark keeps the copy shown\n", follow.refreshes,
+				img.counts.events, img.copy_ns / 1e6);
+		finish_refresh();
 		return;
 	}
 	if (!kshark_instance(&ctx) || (sd = live_stream(ctx, src)) < 0 || !find_widgets() ||
@@ -841,18 +864,11 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 			img.open_ns / 1e6, (copy_ns + t.nsecsElapsed()) / 1e6, plugin,
 			100 * plugin / (plugin + ks), missed, lost, unknown);
 	}
-	follow.when = QDateTime::currentDateTime().toString("HH:mm:ss.zzz");
-	update_title();
 	if (!lost_filters.isEmpty())
 		follow.ks->statusBar()->showMessage("tracemap: the new copy lacks the event of the"
 						    " advanced filter " + lost_filters.join("; ") +
 						    ": it was dropped");
-	if (follow.refresh_queued) {
-		follow.refresh_queued = false;
-		QTimer::singleShot(0, follow.owner, [] () { follow.timer->start(0); });
-	}
-	if (follow.period_ms > 0)
-		follow.timer->start(follow.period_ms);
+	finish_refresh();
 }
 
 /* Take a copy in the worker thread; apply() shows it. */
@@ -883,7 +899,7 @@ void refresh()
 		int err = tmks_image_take(path.c_str(), &img);
 
 		img.copy_ns = c.nsecsElapsed();
-		kshark_data_stream *opened = err ? nullptr : open_image(img.fd);
+		kshark_data_stream *opened = err || img.same ? nullptr : open_image(img.fd);
 
 		img.open_ns = c.nsecsElapsed() - img.copy_ns;
 		snprintf(img.path, sizeof(img.path), "%s", path.c_str());
