@@ -6,9 +6,10 @@
  * stream-*.c (see cmd-stream.h); this file holds the options and the order.
  *
  * Nothing is changed before every argument was checked. Changes are made in
- * this order and undone in the reverse one: the instance (private, or -B
- * made when missing; -b, -C), the command (held before its exec), the
- * stream (buffer_percent, events, filters, pids: the library puts them back).
+ * this order and undone in the reverse one: the command (held before its
+ * exec), the stream, whose library makes the instance (private, or -B made
+ * when missing), sets -b, -C and -p, buffer_percent, events, filters and
+ * pids, writes each change down for tracemap reset, and puts them back.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -108,9 +109,9 @@ static void print_stats(struct tracemap_stream *s, double secs)
 
 /*
  * Every signal whose default is to end the process, except those that
- * cannot be caught (SIGKILL, SIGSTOP: state.c's file is for those) and
- * those that report a fault of this process. A signal ignored when we
- * started stays ignored: SIGHUP under nohup does not stop the stream.
+ * cannot be caught (SIGKILL, SIGSTOP) and
+ * those that report a fault of this process (the library's crash record is
+ * for those). A signal ignored when we started stays ignored: SIGHUP under nohup does not stop the stream.
  * The real-time signals end a process by default too. SIGCHLD: the
  * traced command ended (stop_requested() tells it from other children).
  */
@@ -132,30 +133,6 @@ static void stop_signals(sigset_t *set)
 	}
 	for (i = SIGRTMIN; i <= (size_t)SIGRTMAX; i++)
 		sigaddset(set, i);
-}
-
-/* buffer_percent as it is, before the stream sets its own (follow mode leaves it) */
-static int note_percent(struct tracefs_instance *inst, bool follow)
-{
-	char *v;
-	int ret;
-
-	if (follow)
-		return 0;
-	v = tracefs_instance_file_read(inst, "buffer_percent", NULL);
-	if (!v)
-		return 0;
-	v[strcspn(v, "\n")] = '\0';
-	ret = state_note("buffer_percent", v);
-	free(v);
-	return ret;
-}
-
-/* An event the stream is about to turn on: written down for a repair after SIGKILL */
-static int note_event(void *ctx, const char *name)
-{
-	(void)ctx;
-	return state_note("event", name);
 }
 
 /*
@@ -333,15 +310,15 @@ int cmd_stream(int argc, char **argv)
 {
 	struct tracemap_stream_opts so = { .sz = sizeof(so) };
 	struct tracemap_stream *s = NULL;
-	struct tracemap_tracer *tr = NULL;
-	struct stream_inst si = { .old_size_kb = -1 };
+	struct tracemap_tracer_opts to;
+	struct stream_inst si = { 0 };
 	struct output out = { .fd = -1 };
 	struct opts o = { 0 };
 	struct printer p;
 	int sfd = -1, ret = 1, cmd_pid = -1, status = 0;
-	bool inst_ok = false, paced, cut, failed;
+	bool paced, cut;
 	uint64_t start, stopped;
-	const char *tfs;
+	const char *tfs = NULL;
 	sigset_t sigs;
 
 	/* held from here on, read through a signalfd: setup and restore are never cut short */
@@ -375,21 +352,8 @@ int cmd_stream(int argc, char **argv)
 		goto out;
 	if (out_init(&out, STDOUT_FILENO, STDOUT_BUF))
 		goto out;
-	/* what a killed stream left, before we look at what is enabled */
-	tracemap_state_repair(0);
-
-	/* the buffer: -B (made when missing), the top level, or our own */
-	if (instance_setup(&si, tfs, o.instance, o.top))
+	if (instance_check(&si, o.instance))
 		goto out;
-	inst_ok = true;
-	/* -b first: the buffer cannot be resized once the stream maps it */
-	if (instance_set_buffer_kb(&si, o.buffer_kb) || instance_set_clock(&si, o.clock))
-		goto out;
-	tool_warn_tracing_off(si.inst, tfs);
-	if (!si.created) {
-		if (!o.top && note_percent(si.inst, o.follow))
-			goto out;
-	}
 
 	if (o.command) {
 		cmd_pid = command_fork(o.command);
@@ -417,7 +381,9 @@ int cmd_stream(int argc, char **argv)
 		   (o.only_command ? TRACEMAP_STREAM_PID_FORKS : 0) |
 		   (o.raw ? 0 : TRACEMAP_STREAM_DECODE) |
 		   /* on a terminal: a wakeup per event, its own events filtered out */
-		   (paced ? 0 : TRACEMAP_STREAM_LOW_LATENCY);
+		   (paced ? 0 : TRACEMAP_STREAM_LOW_LATENCY) |
+		   /* -B of a missing instance: made, and removed at exit, as trace-cmd does */
+		   (o.instance ? TRACEMAP_STREAM_CREATE : 0);
 	so.cpumask = o.cpumask;
 	so.watermark = o.watermark > 0 ? o.watermark : 0;
 	so.latency_ms = o.latency_ms;
@@ -425,23 +391,20 @@ int cmd_stream(int argc, char **argv)
 	so.on_lost = printer_on_lost;
 	so.ctx = &p;
 	so.tracefs_dir = tfs;
-	/*
-	 * The tracer before the stream: the kernel does not change the tracer
-	 * of an instance whose trace_pipe_raw is open (EBUSY), so it is put
-	 * back after the stream is closed too.
-	 */
-	tr = tool_tracer_set(tfs, si.name, &o.tracer, &failed);
-	if (failed)
-		goto out;
+	/* -b first (a mapped buffer cannot be resized), -C, and -p before any reader */
+	so.buffer_size_kb = o.buffer_kb;
+	so.clock = o.clock;
+	so.tracer = tool_tracer_opts(&o.tracer, tfs, &to);
 	so.events = o.specs;
 	so.nr_events = o.nr_specs;
 	so.pids = o.pids;
 	so.nr_pids = o.nr_pids;
-	if (!si.created && !o.top)
-		so.on_enable = note_event;
 	/* a failure is explained by the library (libtracemap-print(3)) */
-	s = tracemap_stream_open(si.name ? si.name : TRACEMAP_TOP_LEVEL, &so);
-	if (!s || printer_attach(&p, s, si.inst))
+	s = tracemap_stream_open(o.top ? TRACEMAP_TOP_LEVEL : o.instance, &so);
+	if (!s || instance_opened(&si, tfs, s))
+		goto out;
+	tool_warn_tracing_off(si.inst, tfs);
+	if (printer_attach(&p, s, si.inst))
 		goto out;
 
 	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -478,13 +441,10 @@ int cmd_stream(int argc, char **argv)
 out:
 	command_abort();
 	printer_free(&p);
-	/* the events are put back with the stream, before the instance goes */
+	/* the events, the tracer, then the instance: the library puts all back */
 	tracemap_stream_close(s);
-	if (tracemap_tracer_restore(tr))
-		ret = 1;
-	/* everything is back: the note for a repair goes */
-	if (!inst_ok || !instance_restore(&si))
-		state_end();
+	if (tfs)
+		instance_closed(&si, tfs);
 	free(o.specs);
 	free(o.pids);
 	tool_tracer_free(&o.tracer);

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tracemap stream, by concern:
- *   stream-instance.c the instance: private, -B (made when missing), -b, -C
+ *   stream-instance.c the instance: -B checked, what the library made said
  *   stream-command.c  the traced command (a trailing command, -F)
  *   stream-print.c   the text printer (trace-cmd report's columns, or --raw)
  *   stream-loop.c    the wait/consume loop, output flushing, the final drain
  *   stream-out.c     the output: buffered write(2), write errors, events not written
- *   state.c          what a stream changes, written down for a repair after SIGKILL
  *   cmd-stream.c     options, setup and teardown in order, statistics
  */
 #ifndef _TRACEMAP_CMD_STREAM_H
@@ -25,26 +24,20 @@ struct tracemap_stream;
 
 /* ---------------------------------------------- stream-instance.c */
 
-/* The buffer a stream reads, and what tracemap changed in it to put back. */
+/* The buffer a stream reads, as the library made or found it. */
 struct stream_inst {
 	struct tracefs_instance *inst;	/* NULL: the top-level buffer */
-	const char *name;		/* NULL: the top-level buffer */
-	bool created;			/* we made it (private, or -B of a missing one) */
+	char *name;			/* NULL: the top-level buffer */
+	bool created;			/* the library made it (private, or -B of a missing one) */
 	bool announce;			/* say so when it is made and removed (-B) */
-	char *old_clock;		/* trace_clock to put back, or NULL */
-	long old_size_kb;		/* buffer_size_kb to put back, or -1 */
 };
 
-/*
- * Open the instance of -B (creating it when missing), a private one when
- * @name is NULL and @top is false, or the top level; -1 after a message.
- */
-int instance_setup(struct stream_inst *si, const char *tfs, const char *name, bool top);
-/* -C and -b: set them, noting what to put back; -1 after a message. */
-int instance_set_clock(struct stream_inst *si, const char *clock);
-int instance_set_buffer_kb(struct stream_inst *si, long kb);
-/* Put back the clock and buffer size, remove the instance if we made it; -1 after a message. */
-int instance_restore(struct stream_inst *si);
+/* -B's name (NULL: none), checked before anything is made; -1 after a message. */
+int instance_check(struct stream_inst *si, const char *name);
+/* The instance stream @s reads: said when -B made it; -1 after a message. */
+int instance_opened(struct stream_inst *si, const char *tfs, struct tracemap_stream *s);
+/* After the stream closed: said when a made -B is gone; frees. */
+void instance_closed(struct stream_inst *si, const char *tfs);
 
 /* ----------------------------------------------- stream-command.c */
 

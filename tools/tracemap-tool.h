@@ -129,6 +129,9 @@ struct tool_tracer {
 int tool_tracer_opt(int c, const char *arg, struct tool_tracer *t);
 /* After the options: filters only with a tracer; -1 after a message. */
 int tool_tracer_check(const struct tool_tracer *t);
+/* As the library takes them (@o filled), or NULL without -p */
+const struct tracemap_tracer_opts *tool_tracer_opts(const struct tool_tracer *t, const char *tfs,
+						    struct tracemap_tracer_opts *o);
 /*
  * Set them on instance @iname (NULL: top level) until tracemap_tracer_restore();
  * NULL without -p, or with *@failed after the library's message.
@@ -185,17 +188,6 @@ void tool_out_abort(struct tool_out *f);
  */
 int tool_dump(const char *instance, const char *cpumask, const char *path, uint64_t trigger_ns,
 	      const char *what, FILE *to);
-
-/*
- * state.c: what a stream changes, written down first (one file per stream
- * in $TRACEMAP_STATE_DIR, default /run/tracemap) so that a later run can put
- * back what a killed one left. -1 after a message.
- */
-int state_begin(const char *tfs, const char *instance, bool private);
-/* Add a line (buffer_percent=V, event=SYS:EV) and sync; NULL @key: sync only. */
-int state_note(const char *key, const char *value);
-/* The stream put everything back: remove its file. */
-void state_end(void);
 
 int cmd_stream(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);

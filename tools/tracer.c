@@ -54,21 +54,32 @@ int tool_tracer_check(const struct tool_tracer *t)
 	return 0;
 }
 
+const struct tracemap_tracer_opts *tool_tracer_opts(const struct tool_tracer *t, const char *tfs,
+						    struct tracemap_tracer_opts *o)
+{
+	if (!t->tracer)
+		return NULL;
+	*o = (struct tracemap_tracer_opts){
+		.sz = sizeof(*o),
+		.tracer = t->tracer,
+		.filter = t->filter,
+		.notrace = t->notrace,
+		.graph = t->graph,
+		.flags = t->func_stack ? TRACEMAP_TRACER_FUNC_STACK : 0,
+		.tracefs_dir = tfs,
+	};
+	return o;
+}
+
 struct tracemap_tracer *tool_tracer_set(const char *tfs, const char *iname,
 					const struct tool_tracer *t, bool *failed)
 {
-	struct tracemap_tracer_opts o = { .sz = sizeof(o) };
+	struct tracemap_tracer_opts o;
 	struct tracemap_tracer *tr;
 
 	*failed = false;
-	if (!t->tracer)
+	if (!tool_tracer_opts(t, tfs, &o))
 		return NULL;
-	o.tracer = t->tracer;
-	o.filter = t->filter;
-	o.notrace = t->notrace;
-	o.graph = t->graph;
-	o.flags = t->func_stack ? TRACEMAP_TRACER_FUNC_STACK : 0;
-	o.tracefs_dir = tfs;
 	/* a failure is explained by the library (libtracemap-print(3)) */
 	tr = tracemap_tracer_set(iname ? iname : TRACEMAP_TOP_LEVEL, &o);
 	*failed = !tr;

@@ -32,7 +32,7 @@ fails() {
 	[ $rc -eq 1 ] || { cat err.txt; tl_fail "tracemap $* exited $rc, not 1"; }
 	grep -q -- "$pattern" err.txt || { cat err.txt; tl_fail "tracemap $*: no '$pattern' on stderr"; }
 	[ -s out.txt ] && tl_fail "tracemap $* wrote to stdout: $(head -2 out.txt)"
-	[ -d "$TL_TRACEFS/instances/tracemap-$pid" ] && tl_fail "tracemap $* left tracemap-$pid"
+	ls "$TL_TRACEFS/instances" | grep -q "^tracemap-$pid-" && tl_fail "tracemap $* left tracemap-$pid-N"
 	tl_instance_state "$idir" > after.txt
 	diff -u before.txt after.txt || tl_fail "tracemap $* changed the instance"
 }

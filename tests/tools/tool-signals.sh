@@ -69,8 +69,12 @@ tl_log "SIGKILL -B: stat said so, reset put it back"
 
 # 4. SIGKILL without -B: the private instance stays until the next stream
 start "$TM" stream -e sched:sched_switch
-priv=$TL_TRACEFS/instances/tracemap-$tm
-tl_track_instance "tracemap-$tm"
+# the library's name for it, tracemap-<pid>-<n>, said on stderr
+tl_wait 10 grep -q "private instance tracemap-$tm-[0-9]* " err.txt ||
+	{ cat err.txt; tl_fail "no private instance named"; }
+pname=$(sed -n "s/.*private instance \(tracemap-$tm-[0-9]*\) .*/\1/p" err.txt)
+priv=$TL_TRACEFS/instances/$pname
+tl_track_instance "$pname"
 tl_wait 10 tl_file_is "$priv/events/sched/sched_switch/enable" 1 || tl_fail "no private instance"
 kill -KILL $tm
 tl_ended $tm SIGKILL
@@ -80,7 +84,7 @@ start "$TM" stream -B "$inst"
 # buffer_percent is 50 before and after: wait for what the repair says
 tl_wait 10 grep -q "put back what tracemap pid $killed .*private instance" err.txt ||
 	{ cat err.txt; tl_fail "the next stream did not say what it repaired"; }
-[ -d "$priv" ] && tl_fail "the next stream did not remove tracemap-$killed"
+[ -d "$priv" ] && tl_fail "the next stream did not remove $pname"
 kill -INT $tm
 tl_ended $tm SIGINT
 tl_put_back "$idir" before.txt "SIGKILL, private"

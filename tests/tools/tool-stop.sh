@@ -118,16 +118,20 @@ diff -u before.txt after.txt || tl_fail "the run under load left the instance ch
 "$TM" stream --raw > raw.txt 2> err.txt &
 tm=$!
 tl_bg $tm
-priv=$TL_TRACEFS/instances/tracemap-$tm
-tl_wait 10 test -d "$priv" || { cat err.txt; tl_fail "no private instance tracemap-$tm"; }
-tl_wait 10 grep -q "tracemap-$tm" err.txt || tl_fail "the private instance is not named on stderr"
+# the library's name for it, tracemap-<pid>-<n>, said on stderr
+tl_wait 10 grep -q "private instance tracemap-$tm-[0-9]* " err.txt ||
+	{ cat err.txt; tl_fail "the private instance tracemap-$tm-N is not named on stderr"; }
+pname=$(sed -n "s/.*private instance \(tracemap-$tm-[0-9]*\) .*/\1/p" err.txt)
+priv=$TL_TRACEFS/instances/$pname
+tl_track_instance "$pname"
+test -d "$priv" || { cat err.txt; tl_fail "no private instance $pname"; }
 [ "$(cat "$priv/buffer_percent")" = 50 ] || tl_fail "private instance: buffer_percent not 50"
 taskset -c 0 sh -c 'i=0; while [ $i -lt 50 ]; do echo "seq=$i"; i=$((i + 1)); done' > "$priv/trace_marker"
 taskset -c 1 sh -c 'i=50; while [ $i -lt 80 ]; do echo "seq=$i"; i=$((i + 1)); done' > "$priv/trace_marker"
 tl_wait 10 sh -c '[ $(wc -l < raw.txt) -ge 80 ]' || tl_fail "$(wc -l < raw.txt) raw lines, not 80"
 kill -TERM $tm
 wait $tm || { cat err.txt; tl_fail "tracemap stream --raw exited $?"; }
-[ ! -d "$priv" ] || tl_fail "the private instance tracemap-$tm was left behind"
+[ ! -d "$priv" ] || tl_fail "the private instance $pname was left behind"
 [ "$(wc -l < raw.txt)" -eq 80 ] || tl_fail "$(wc -l < raw.txt) raw lines, not 80"
 grep -Evq '^\[00[01]\] [0-9]+ [0-9]+$' raw.txt && tl_fail "raw line format: $(head -1 raw.txt)"
 [ "$(grep -c '^\[000\]' raw.txt)" -eq 50 ] || tl_fail "cpu0 raw lines"
