@@ -496,26 +496,56 @@ int tracemap_dump_write(struct tracemap_dump *d, int fd)
 }
 
 /*
- * The file tracemap_dump_rewrite() wrote last, as it was then: while it is
- * the same (inode, size, modification time), it still holds the head and
- * kernel part of generation gen, which a rewrite then does not write again.
+ * The files tracemap_dump_rewrite() wrote last, as they were then: while
+ * one is the same (inode, size, modification time), it still holds the
+ * head and kernel part of generation gen, which a rewrite then does not
+ * write again. Two, because a view writes the next image into a second
+ * file while the first is still read, and then back into the first.
  */
-static struct {
-	pthread_mutex_t lock;
+#define REWRITE_MEMOS	2
+
+struct rewrite_memo {
 	dev_t dev;
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
 	unsigned int page_size;
-	uint64_t gen;
-} last_image = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	uint64_t gen;			/* 0: nothing known */
+	uint64_t used;			/* rewrites.uses at its last rewrite */
+};
 
-static bool same_file(const struct stat *st)
+static struct {
+	pthread_mutex_t lock;
+	struct rewrite_memo m[REWRITE_MEMOS];
+	uint64_t uses;
+} rewrites = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/*
+ * The memo of the file @st is, or the least recently used one, which a new
+ * file takes. Under rewrites.lock.
+ */
+static struct rewrite_memo *rewrite_memo(const struct stat *st)
 {
-	return last_image.gen && st->st_dev == last_image.dev && st->st_ino == last_image.ino &&
-	       st->st_size == last_image.size &&
-	       st->st_mtim.tv_sec == last_image.mtime.tv_sec &&
-	       st->st_mtim.tv_nsec == last_image.mtime.tv_nsec;
+	struct rewrite_memo *m, *old = &rewrites.m[0];
+	int i;
+
+	for (i = 0; i < REWRITE_MEMOS; i++) {
+		m = &rewrites.m[i];
+		if (m->gen && m->dev == st->st_dev && m->ino == st->st_ino)
+			return m;
+		if (m->used < old->used)
+			old = m;
+	}
+	old->gen = 0;
+	return old;
+}
+
+static bool same_file(const struct rewrite_memo *m, const struct stat *st)
+{
+	return m->gen && st->st_dev == m->dev && st->st_ino == m->ino &&
+	       st->st_size == m->size &&
+	       st->st_mtim.tv_sec == m->mtime.tv_sec &&
+	       st->st_mtim.tv_nsec == m->mtime.tv_nsec;
 }
 
 /**
@@ -528,8 +558,8 @@ static bool same_file(const struct stat *st)
  * the file holds, and then cuts the file to the image's size. A view that
  * shows one image at a time and replaces it on every refresh keeps the file's
  * storage this way: on tmpfs, allocating, zeroing and freeing the pages of a
- * new file costs more than writing the image. When the file is still the one
- * this function wrote last, unchanged since (inode, size and modification
+ * new file costs more than writing the image. When the file is one of the
+ * last two this function wrote, unchanged since (inode, size and modification
  * time), and the kernel part of the image (header formats, event formats,
  * kallsyms, printk formats) is the same as then, that part is not written
  * again. Whoever still maps or reads the old image sees it change under it,
@@ -540,6 +570,7 @@ static bool same_file(const struct stat *st)
 int tracemap_dump_rewrite(struct tracemap_dump *d, int fd)
 {
 	struct tm_tracedat t = { 0 };
+	struct rewrite_memo *m;
 	struct stat st;
 	off_t end;
 	int ret;
@@ -555,26 +586,23 @@ int tracemap_dump_rewrite(struct tracemap_dump *d, int fd)
 	}
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return tm_err(errno);
-	pthread_mutex_lock(&last_image.lock);
-	if (same_file(&st) && last_image.page_size == d->subbuf_size)
-		t.have_gen = last_image.gen;
+	pthread_mutex_lock(&rewrites.lock);
+	m = rewrite_memo(&st);
+	if (same_file(m, &st) && m->page_size == d->subbuf_size)
+		t.have_gen = m->gen;
 	/* forgotten until written: a failed write leaves the file in no known state */
-	last_image.gen = 0;
+	m->gen = 0;
 	ret = dump_write(d, fd, &t);
 	if (!ret) {
 		end = lseek(fd, 0, SEEK_CUR);
 		if (end < 0 || ftruncate(fd, end) || fstat(fd, &st))
 			ret = tm_err(errno);
 	}
-	if (!ret) {
-		last_image.dev = st.st_dev;
-		last_image.ino = st.st_ino;
-		last_image.size = st.st_size;
-		last_image.mtime = st.st_mtim;
-		last_image.page_size = d->subbuf_size;
-		last_image.gen = t.gen;
-	}
-	pthread_mutex_unlock(&last_image.lock);
+	if (!ret)
+		*m = (struct rewrite_memo){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size,
+					    .mtime = st.st_mtim, .page_size = d->subbuf_size,
+					    .gen = t.gen, .used = ++rewrites.uses };
+	pthread_mutex_unlock(&rewrites.lock);
 	return ret;
 }
 
