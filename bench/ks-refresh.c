@@ -84,7 +84,8 @@ static ssize_t ks_load(struct kshark_context *ctx, const char *path)
 /* what the plugin does: a copy written over the image that nobody reads any more */
 static int dump_to(const char *instance, int fd)
 {
-	struct tracemap_dump_opts opts = { .sz = sizeof(opts), .flags = TRACEMAP_DUMP_AS_TOP };
+	struct tracemap_dump_opts opts = { .sz = sizeof(opts),
+					   .flags = TRACEMAP_DUMP_AS_TOP | TRACEMAP_DUMP_NO_KALLSYMS };
 	struct tracemap_dump *d;
 	int ret;
 

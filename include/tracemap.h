@@ -445,6 +445,12 @@ TRACEMAP_API struct tracemap_cpu *tracemap_stream_cpu(const struct tracemap_stre
  * one plus the instance)
  */
 #define TRACEMAP_DUMP_AS_TOP		(1u << 0)
+/*
+ * tracemap_dump_opts.flags: leave the file's kallsyms empty, for a reader
+ * that names kernel functions itself (a view that reopens a file on every
+ * refresh would parse megabytes of them each time)
+ */
+#define TRACEMAP_DUMP_NO_KALLSYMS	(1u << 1)
 
 /* no tail padding: a field appended later must not read an older caller's padding */
 struct tracemap_dump_opts {

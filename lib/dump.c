@@ -307,9 +307,9 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 	ret = tm_opts_copy(&o, sizeof(o), opts, sizeof(size_t), "tracemap_dump_opts");
 	if (ret)
 		goto out;
-	if (o.flags & ~TRACEMAP_DUMP_AS_TOP) {
+	if (o.flags & ~(TRACEMAP_DUMP_AS_TOP | TRACEMAP_DUMP_NO_KALLSYMS)) {
 		tm_log(TRACEMAP_LOG_ERROR, "tracemap_dump_opts.flags %#x: unknown flags, "
-		       "pass 0 or TRACEMAP_DUMP_AS_TOP", o.flags);
+		       "pass 0 or TRACEMAP_DUMP_* flags", o.flags);
 		ret = tm_err(EINVAL);
 		goto out;
 	}
@@ -396,6 +396,16 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		goto out;
 	}
 	d->as_top = o.flags & TRACEMAP_DUMP_AS_TOP;
+	if (o.flags & TRACEMAP_DUMP_NO_KALLSYMS) {
+		/* an empty file: the writer's kallsyms section stays empty */
+		free(d->kallsyms);
+		d->kallsyms = strdup("/dev/null");
+		if (!d->kallsyms) {
+			tracemap_dump_free(d);
+			ret = tm_err(ENOMEM);
+			goto out;
+		}
+	}
 	for (i = 0; i < nr; i++)
 		d->cpus[i].st.copy_ns = copy_ns[i];
 	d->total.copy_ns = total_ns;

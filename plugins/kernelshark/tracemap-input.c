@@ -31,6 +31,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <event-parse.h>
 #include <libkshark.h>
 #include <libkshark-plugin.h>
 #include <libkshark-tepdata.h>
@@ -274,6 +275,71 @@ static int src_parse(const char *path, struct live_src *src)
 	return src_from_dir(path, src);
 }
 
+/*
+ * The kernel's function names for the streams this plugin opens. Its images
+ * carry no kallsyms (TRACEMAP_DUMP_NO_KALLSYMS): KernelShark would parse
+ * megabytes of them again on every refresh, the larger part of opening an
+ * image. They are parsed once into a handle of our own, which each
+ * stream's handle asks through libtraceevent's function resolver.
+ */
+static struct tep_handle *functions;
+static pthread_once_t functions_once = PTHREAD_ONCE_INIT;
+
+static void functions_load(void)
+{
+	size_t len = 0, cap = 1 << 20;
+	char *text = malloc(cap), *p;
+	FILE *f = fopen("/proc/kallsyms", "re");
+	size_t n;
+
+	while (f && text && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (cap - len > 1)
+			continue;
+		p = realloc(text, cap * 2);
+		if (!p)
+			break;
+		text = p;
+		cap *= 2;
+	}
+	if (f && text && !ferror(f) && len) {
+		text[len] = '\0';
+		functions = tep_alloc();
+		if (functions && tep_parse_kallsyms(functions, text)) {
+			tep_free(functions);
+			functions = NULL;
+		}
+		/* the lookup table is built on the first lookup: before threads share it */
+		if (functions)
+			tep_find_function(functions, 0);
+	}
+	if (!functions)
+		fprintf(stderr, "tracemap: cannot read /proc/kallsyms%s%s: kernel functions show"
+			" as addresses\n", f ? "" : ": ", f ? "" : strerror(errno));
+	if (f)
+		fclose(f);
+	free(text);
+}
+
+/* libtraceevent's function resolver: the function around *@addrp */
+static char *function_at(void *priv, unsigned long long *addrp, char **modp)
+{
+	const char *name = tep_find_function(priv, *addrp);
+
+	if (!name)
+		return NULL;
+	*addrp = tep_find_function_address(priv, *addrp);
+	*modp = NULL;
+	return (char *)name;
+}
+
+void tmks_functions_attach(struct tep_handle *tep)
+{
+	pthread_once(&functions_once, functions_load);
+	if (functions && tep)
+		tep_set_function_resolver(tep, function_at, functions);
+}
+
 /* KernelShark: the unique name of this input's data format. */
 const char *KSHARK_INPUT_FORMAT(void)
 {
@@ -462,8 +528,11 @@ static int snapshot_image(const struct live_src *src, const char *path,
 	struct tracemap_dump_opts opts = {
 		.sz = sizeof(opts),
 		.tracefs_dir = src->tracefs,
-		/* one stream, named below, rather than an empty top level plus the instance */
-		.flags = TRACEMAP_DUMP_AS_TOP,
+		/*
+		 * one stream, named below, rather than an empty top level plus the
+		 * instance; function names come from tmks_functions_attach()
+		 */
+		.flags = TRACEMAP_DUMP_AS_TOP | TRACEMAP_DUMP_NO_KALLSYMS,
 	};
 	struct tracemap_dump *d;
 	off_t mapped_end = 0;
@@ -585,6 +654,7 @@ int KSHARK_INPUT_INITIALIZER(struct kshark_data_stream *stream)
 		free(copy);
 		return ret;
 	}
+	tmks_functions_attach(kshark_get_tep(stream));
 	kshark_set_data_format(stream->data_format, TEP_DATA_FORMAT_IDENTIFIER);
 	free(stream->name);
 	stream->name = strdup(src.top ? "top" : src.instance);

@@ -68,6 +68,15 @@ TMKS_HIDDEN int tmks_image_take(const char *path, struct tmks_image *img);
  */
 TMKS_HIDDEN void tmks_image_shown(const struct tmks_image *img);
 
+struct tep_handle;
+
+/*
+ * Give @tep, of an image of this plugin, the kernel's function names (the
+ * images carry none): /proc/kallsyms parsed once, through libtraceevent's
+ * function resolver. Any thread.
+ */
+TMKS_HIDDEN void tmks_functions_attach(struct tep_handle *tep);
+
 /*
  * The input part opened a live buffer (from any thread: KernelShark loads in
  * a worker): the menu part, when loaded, starts following if asked to.

@@ -601,6 +601,7 @@ kshark_data_stream *open_image(int fd)
 		free(p);
 		return nullptr;
 	}
+	tmks_functions_attach(kshark_get_tep(p));
 	return p;
 }
 

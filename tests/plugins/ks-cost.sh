@@ -13,10 +13,10 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/tc-common.shlib"
 . "$(dirname "$0")/ks-xvfb.shlib"
+. "$(dirname "$0")/ks-live.shlib"
 tc_require
 ks_require
-KSL="$TC_TOP/build/tests/plugins/ks-live"
-[ -x "$KSL" ] || tl_fail "$KSL is missing: run 'make all check-build'"
+ks_live_require
 
 # 8 sub-buffers a CPU: the flood below overwrites most of them
 inst=$(tl_instance kc-cost 32)
