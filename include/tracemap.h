@@ -417,6 +417,41 @@ TRACEMAP_API int tracemap_tracer_restore(struct tracemap_tracer *t);
 
 
 /*
+ * An instance this process sets up without a stream (a flight recorder, a
+ * viewer), with the crash record of tracemap_stream_open(): NULL for a
+ * private one (<prefix>-<pid>-<n>), a name (made when missing with
+ * TRACEMAP_INSTANCE_CREATE), or TRACEMAP_TOP_LEVEL. Its buffer size, clock,
+ * tracer and the files of tracemap_instance_set() are put back (a made one
+ * removed) by tracemap_instance_close(), or by tracemap reset after a kill.
+ */
+
+/* tracemap_instance_opts.flags */
+#define TRACEMAP_INSTANCE_CREATE	(1u << 0) /* a missing named instance is made, removed at close */
+
+struct tracemap_instance_opts {
+	size_t sz;			/* sizeof(struct tracemap_instance_opts) */
+	unsigned int flags;		/* TRACEMAP_INSTANCE_* */
+	const char *prefix;		/* of a private instance's name; NULL: "tracemap" */
+	unsigned long buffer_size_kb;	/* per-CPU buffer_size_kb while open; 0: leave it */
+	const char *clock;		/* trace_clock while open; NULL: leave it */
+	const struct tracemap_tracer_opts *tracer; /* the tracer while open; NULL: leave it */
+	const char *tracefs_dir;	/* NULL: find the tracefs mount */
+};
+
+struct tracemap_instance;
+
+/* NULL + errno after a message, nothing left changed */
+TRACEMAP_API struct tracemap_instance *
+tracemap_instance_open(const char *instance, const struct tracemap_instance_opts *opts);
+/* Its name (TRACEMAP_TOP_LEVEL for the top level), owned by @ti; *@created: made here */
+TRACEMAP_API const char *tracemap_instance_name(const struct tracemap_instance *ti, int *created);
+/* Write @value to @file of the instance (its old value recorded first); 0 or -errno */
+TRACEMAP_API int tracemap_instance_set(struct tracemap_instance *ti, const char *file,
+				       const char *value);
+/* Put everything back (remove a made instance) and free; 0 or -errno */
+TRACEMAP_API int tracemap_instance_close(struct tracemap_instance *ti);
+
+/*
  * What a process changed in tracefs through the library (an instance it
  * created, events, filters, pid lists, buffer_percent, buffer_size_kb,
  * trace_clock) is written down before the change, in

@@ -776,7 +776,7 @@ struct tracemap_events *tracemap_events_enable(const char *instance,
 		tm_err(ENOMEM);
 		return NULL;
 	}
-	ret = tm_inst_open(&ev->in, tfs, instance, false);
+	ret = tm_inst_open(&ev->in, tfs, instance, false, NULL);
 	if (!ret)
 		ret = tm_events_setup(&ev->e, tfs, instance, ev->in.state, specs, nr_specs, NULL,
 				      0, false, NULL, NULL, NULL);

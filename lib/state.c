@@ -24,6 +24,7 @@
  *   set_ftrace_filter=a b        a filter file's functions before (tracer.c)
  *   func_stack_trace=0           options/func_stack_trace before
  *   current_tracer=nop           the tracer before
+ *   file=options/overwrite 0     a file of tracemap_instance_set() and its value before
  *
  * A record whose process is gone (or whose pid now belongs to another
  * process) is stale: tracemap_state_repair() puts back what it names.
@@ -376,6 +377,19 @@ static void put_filter(struct put_ctx *pc, char *line)
 	put_one(pc, file, sp + 1, false, label);
 }
 
+/* "file=options/overwrite 0": a file of tracemap_instance_set() and its value before */
+static void put_file(struct put_ctx *pc, char *line)
+{
+	char label[512], *sp = strchr(line, ' ');
+
+	if (!sp)
+		return;
+	*sp = '\0';
+	snprintf(label, sizeof(label), "%s %s", line, sp + 1);
+	put_one(pc, line, sp + 1, false, label);
+	*sp = ' ';
+}
+
 /* The first value of @key (the one before any change), written back */
 static void put_first(struct put_ctx *pc, const char *key, const char *file, bool trunc)
 {
@@ -435,15 +449,26 @@ static void put_list(struct put_ctx *pc, const char *file)
 	said(pc, "%s", file);
 }
 
-/* tracemap-<pid>-<n>: the name instance.c gives a private instance of that process */
+/*
+ * <prefix>-<pid>-<n>: the name instance.c gives a private instance of that
+ * process (tracemap-<pid>-<n>, tracemap-flight-<pid>-<n>), or tracemap-<pid>,
+ * the private instance of tracemap stream before 0.2.0
+ */
 static bool private_name(const struct stale *st)
 {
-	char prefix[32];
+	char mid[32];
+	const char *p;
+	size_t n;
 
-	/* or tracemap-<pid>: the tool's own (tracemap stream without -B) */
-	snprintf(prefix, sizeof(prefix), "tracemap-%d", st->pid);
-	return !strncmp(st->instance, prefix, strlen(prefix)) &&
-	       (!st->instance[strlen(prefix)] || st->instance[strlen(prefix)] == '-');
+	snprintf(mid, sizeof(mid), "tracemap-%d", st->pid);
+	if (!strcmp(st->instance, mid))
+		return true;
+	snprintf(mid, sizeof(mid), "-%d-", st->pid);
+	n = strlen(mid);
+	for (p = strstr(st->instance, mid); p; p = strstr(p + 1, mid))
+		if (p[n] && strspn(p + n, "0123456789") == strlen(p + n))
+			return true;
+	return false;
 }
 
 static int remove_instance(struct put_ctx *pc)
@@ -486,6 +511,7 @@ static int put_back(const struct stale *st, char *what, size_t size)
 	put_list(&pc, "set_ftrace_filter");
 	put_list(&pc, "set_ftrace_notrace");
 	put_list(&pc, "set_graph_function");
+	put_all(&pc, "file", put_file);
 	put_all(&pc, "event", put_event);
 	put_all(&pc, "filter", put_filter);
 	put_first(&pc, "set_event_notrace_pid", "set_event_notrace_pid", true);
@@ -570,7 +596,8 @@ static int repair_one(const char *path, struct stale *st, bool check)
  * Reads the records of $TRACEMAP_STATE_DIR (default /run/tracemap) that
  * belong to processes no longer running (SIGKILL, a crash) and puts back
  * what each names: removes the instance it created, or puts back the
- * tracer, options/func_stack_trace and function filters it set, turns off
+ * tracer, options/func_stack_trace and function filters it set, and the
+ * files set through tracemap_instance_set() (options/overwrite), turns off
  * the events it enabled and writes back the filters, set_event_pid,
  * set_event_notrace_pid, options/event-fork, buffer_percent,
  * buffer_size_kb and trace_clock it changed. Each record is said through

@@ -93,8 +93,8 @@ struct tracemap_stream {
 	uint64_t drain_op;		/* ... and the region it was chosen for */
 	unsigned int round_events;	/* next_event() returned in this round: the wake-up policy's measure */
 
-	struct tm_inst in;		/* the instance, its size and clock, the crash record */
-	struct tracemap_tracer *tracer;	/* opts.tracer, put back once the readers are closed */
+	/* the instance, its size, clock and tracer, the crash record; put back last */
+	struct tracemap_instance *inst;
 	char *percent_path;
 	int old_percent;		/* buffer_percent to restore, -1: untouched */
 
@@ -195,7 +195,7 @@ static int set_watermark(struct tracemap_stream *s, const char *idir, int waterm
 	if (watermark < 0)
 		return old;
 	if (old != watermark) {
-		ret = tm_state_note(s->in.state, "buffer_percent", "%d", old);
+		ret = tm_state_note(s->inst->in.state, "buffer_percent", "%d", old);
 		if (ret)
 			return ret;
 		snprintf(val, sizeof(val), "%d", watermark);
@@ -377,6 +377,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	const char *idir, *iname;
 	struct tracemap_stream_opts o = { .sz = sizeof(o) };
 	struct tracemap_cpu_opts copts = { .sz = sizeof(copts) };
+	struct tracemap_instance_opts io = { .sz = sizeof(io) };
 	struct tracemap_stream *s = NULL;
 	int ret, i, n, latency, watermark, max_subbufs = 0;
 	bool *set = NULL;
@@ -409,17 +410,16 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 	s->epfd = s->timerfd = s->kickfd = -1;
 	s->old_percent = -1;
 	s->owner = tm_cur_pid;
-	ret = tm_inst_open(&s->in, tfs, instance, o.flags & TRACEMAP_STREAM_CREATE);
-	/* the size first: a mapped buffer cannot be resized */
-	if (!ret)
-		ret = tm_inst_setup(&s->in, o.buffer_size_kb, o.clock);
-	/* and the tracer: the kernel answers EBUSY to a change under an open reader */
-	if (!ret)
-		ret = tm_tracer_set(&s->tracer, tfs, s->in.name, o.tracer, s->in.state);
+	/* the size, clock and tracer before any reader (tm_instance_open()) */
+	io.flags = (o.flags & TRACEMAP_STREAM_CREATE) ? TRACEMAP_INSTANCE_CREATE : 0;
+	io.buffer_size_kb = o.buffer_size_kb;
+	io.clock = o.clock;
+	io.tracer = o.tracer;
+	ret = tm_instance_open(&s->inst, tfs, instance, &io);
 	if (ret)
 		goto fail;
-	idir = s->in.dir;
-	iname = s->in.name;
+	idir = s->inst->in.dir;
+	iname = s->inst->in.name;
 	s->mode = o.mode;
 	s->flags = o.flags;
 	s->on_event = o.on_event;
@@ -495,7 +495,7 @@ struct tracemap_stream *tracemap_stream_open(const char *instance,
 		}
 	}
 	/* the events last: every check that can fail was made */
-	ret = tm_events_setup(&s->events, tfs, iname, s->in.state, o.events, o.nr_events,
+	ret = tm_events_setup(&s->events, tfs, iname, s->inst->in.state, o.events, o.nr_events,
 			      o.pids, o.nr_pids, o.flags & TRACEMAP_STREAM_PID_FORKS, s->self,
 			      o.on_enable, o.ctx);
 	if (ret)
@@ -570,13 +570,12 @@ void tracemap_stream_close(struct tracemap_stream *s)
 	for (i = 0; i < s->nr; i++)
 		tracemap_cpu_close(s->cpus[i].c);
 	free(s->cpus);
-	/* no reader is left: the kernel takes the tracer back now */
-	tracemap_tracer_restore(s->tracer);
 	/* the instance is the parent's to put back */
 	if (s->percent_path && !tm_in_child(s->owner))
 		restore_watermark(s);
-	/* last: a private instance goes once nothing uses it */
-	tm_inst_close(&s->in);
+	/* last, with no reader left (the kernel takes the tracer back now): a
+	 * private instance goes once nothing uses it */
+	tracemap_instance_close(s->inst);
 	free(s->percent_path);
 	free(s->clock_path);
 	if (s->epfd >= 0)
@@ -600,13 +599,11 @@ void tracemap_stream_close(struct tracemap_stream *s)
  */
 const char *tracemap_stream_instance(const struct tracemap_stream *s, int *created)
 {
-	if (!s || !s->in.name) {
+	if (!s || !s->inst) {
 		tm_err(EINVAL);
 		return NULL;
 	}
-	if (created)
-		*created = s->in.created;
-	return s->in.name;
+	return tracemap_instance_name(s->inst, created);
 }
 
 /**

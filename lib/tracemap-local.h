@@ -659,11 +659,34 @@ struct tm_inst {
  * made when @create, TRACEMAP_TOP_LEVEL is the top level. 0 or -errno
  * after a message; tm_inst_close() in any case.
  */
-int tm_inst_open(struct tm_inst *in, const char *tracefs, const char *instance, bool create);
+int tm_inst_open(struct tm_inst *in, const char *tracefs, const char *instance, bool create,
+		 const char *prefix);
 /* buffer_size_kb (0: leave it) and trace_clock (NULL: leave it); 0 or -errno said why */
 int tm_inst_setup(struct tm_inst *in, unsigned long size_kb, const char *clock);
 /* Put back size and clock, remove it when made here, end the record; 0 when all is back */
 int tm_inst_close(struct tm_inst *in);
+
+/* A file set through tracemap_instance_set(), and its value before */
+struct tm_inst_file {
+	char *file;
+	char *old;
+};
+
+/* What tracemap_instance_open() set up, to put back at close */
+struct tracemap_instance {
+	struct tm_inst in;
+	struct tracemap_tracer *tracer;	/* opts.tracer */
+	struct tm_inst_file *files;	/* tracemap_instance_set(), in order */
+	int nr_files;
+	int owner;			/* the process that opened it (tm_in_child()) */
+};
+
+/*
+ * tracemap_instance_open() in @tracefs with @o copied and checked, without
+ * the repair; 0 with *@out set, or -errno after a message, nothing left.
+ */
+int tm_instance_open(struct tracemap_instance **out, const char *tracefs, const char *instance,
+		     const struct tracemap_instance_opts *o);
 
 /* ------------------------------------------------- the tracer (tracer.c) */
 
