@@ -582,43 +582,6 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 	return 0;
 }
 
-/* A tracefs file's value, for putting it back; NULL after a message. */
-static char *save_file(struct tracefs_instance *inst, const char *file)
-{
-	char *v = tracefs_instance_file_read(inst, file, NULL);
-
-	if (!v)
-		tool_err("cannot read %s of %s: %s", file,
-			 inst ? tracefs_instance_get_name(inst) : "the top level", strerror(errno));
-	return v;
-}
-
-static int write_file(struct tracefs_instance *inst, const char *file, const char *val)
-{
-	if (tracefs_instance_file_write(inst, file, val) < 0) {
-		tool_err("cannot write %s to %s of %s: %s%s", val, file,
-			 inst ? tracefs_instance_get_name(inst) : "the top level", strerror(errno),
-			 errno == EBUSY ? " (another reader maps the buffer: stop it first)" : "");
-		return -1;
-	}
-	return 0;
-}
-
-static void restore_file(struct tracefs_instance *inst, const char *file, char **saved)
-{
-	char *nl;
-
-	if (!*saved)
-		return;
-	nl = strchr(*saved, '\n');
-	if (nl)
-		*nl = '\0';
-	if (tracefs_instance_file_write(inst, file, *saved) < 0)
-		tool_err("cannot put %s back to %s: %s", file, *saved, strerror(errno));
-	free(*saved);
-	*saved = NULL;
-}
-
 static pid_t start_command(char **cmd, const sigset_t *sigs)
 {
 	pid_t pid = fork();
@@ -646,18 +609,18 @@ static int epoll_add(int epfd, int fd)
 int cmd_flight(int argc, char **argv)
 {
 	struct tracemap_stream_opts so = { .sz = sizeof(so) };
-	char *old_overwrite = NULL, *old_size = NULL, what[96], idir[4096];
-	struct tracefs_instance *inst = NULL;
+	char what[96], idir[4096];
+	struct tracemap_instance *inst = NULL;
+	struct tracemap_tracer_opts to;
 	struct tracemap_stream *s = NULL;
 	int sfd = -1, tfd = -1, epfd = -1, ret = 1, status = 0, n, i;
 	struct flight_opts o = { 0 };
 	struct tracemap_events *events = NULL;
-	struct tracemap_tracer *tr = NULL;
 	struct recorder r = { 0 };
 	struct trigger t = { 0 };
 	struct epoll_event evs[4];
 	struct signalfd_siginfo si;
-	bool private = false, stop = false, failed;
+	bool private = false, stop = false;
 	struct stat ost;
 	pid_t child = -1;
 	const char *tfs;
@@ -689,10 +652,15 @@ int cmd_flight(int argc, char **argv)
 	if (trigger_init(&t, tfs, &o))
 		goto out;
 
-	inst = tool_open_instance(tfs, o.buf.instance, "tracemap-flight", &private);
+	/*
+	 * The library makes the private instance, sets -b and -p (before any
+	 * reader: the kernel changes no tracer under one) and writes each
+	 * change in its crash record first, for tracemap reset after a kill.
+	 */
+	inst = tool_instance_open(tfs, o.buf.instance, "tracemap-flight", o.buf.buffer_kb,
+				  tool_tracer_opts(&o.tracer, tfs, &to), &r.iname, &private);
 	if (!inst)
 		goto out;
-	r.iname = tracefs_instance_get_name(inst);
 	/* dumps are snapshots: refuse a kernel without the mapping now, not at the first dump */
 	if (tool_check_mappable(r.iname))
 		goto out;
@@ -714,24 +682,13 @@ int cmd_flight(int argc, char **argv)
 		if (!r.pattern || check_out_dir(o.output, r.pattern))
 			goto out;
 	}
-	tool_warn_tracing_off(inst, tfs);
+	tool_warn_tracing_off(tfs, r.iname);
 
-	/* a flight recorder keeps the newest events: overwrite mode */
-	old_overwrite = save_file(inst, "options/overwrite");
-	if (!old_overwrite || write_file(inst, "options/overwrite", "1"))
+	/* a flight recorder keeps the newest events: overwrite mode, put back at the end */
+	if (tracemap_instance_set(inst, "options/overwrite", "1"))
 		goto out;
-	if (o.buf.buffer_kb) {
-		snprintf(what, sizeof(what), "%d", o.buf.buffer_kb);
-		old_size = save_file(inst, "buffer_size_kb");
-		if (!old_size || write_file(inst, "buffer_size_kb", what))
-			goto out;
-	}
 	events = tool_events_enable(tfs, r.iname, o.buf.specs, o.buf.nr_specs);
 	if (!events)
-		goto out;
-	/* before the follower opens trace_pipe_raw: the kernel changes no tracer under a reader */
-	tr = tool_tracer_set(tfs, r.iname, &o.tracer, &failed);
-	if (failed)
 		goto out;
 
 	sfd = signalfd(-1, &sigs, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -843,19 +800,11 @@ int cmd_flight(int argc, char **argv)
 		waitpid(child, NULL, 0);
 	}
 out:
-	/* reverse order of the setup */
+	/* reverse order of the setup; the library puts back what the instance was given */
 	tracemap_stream_close(s);
-	if (tracemap_tracer_restore(tr))
-		ret = 1;
 	tracemap_events_restore(events);
-	restore_file(inst, "buffer_size_kb", &old_size);
-	restore_file(inst, "options/overwrite", &old_overwrite);
-	if (private) {
-		if (tracefs_instance_destroy(inst))
-			tool_err("cannot remove the private instance %s: %s", r.iname,
-				 strerror(errno));
-	}
-	tracefs_instance_free(inst);
+	if (tracemap_instance_close(inst))
+		ret = 1;
 	trigger_free(&t);
 	if (sfd >= 0)
 		close(sfd);

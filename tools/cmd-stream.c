@@ -403,7 +403,7 @@ int cmd_stream(int argc, char **argv)
 	s = tracemap_stream_open(o.top ? TRACEMAP_TOP_LEVEL : o.instance, &so);
 	if (!s || instance_opened(&si, tfs, s))
 		goto out;
-	tool_warn_tracing_off(si.inst, tfs);
+	tool_warn_tracing_off(tfs, si.name);
 	if (printer_attach(&p, s, si.inst))
 		goto out;
 

@@ -96,20 +96,6 @@ static void plugin_path(char *buf, size_t size)
 	snprintf(buf, size, "tracemap");
 }
 
-static int set_buffer_kb(struct tracefs_instance *inst, int kb)
-{
-	char val[32];
-
-	snprintf(val, sizeof(val), "%d", kb);
-	if (tracefs_instance_file_write(inst, "buffer_size_kb", val) < 0) {
-		tool_err("cannot set buffer_size_kb of %s to %d: %s",
-			 inst ? tracefs_instance_get_name(inst) : "the top level", kb,
-			 strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 static pid_t start_kernelshark(const struct view_opts *o, const char *dir, const sigset_t *held)
 {
 	char plugin[PATH_MAX], follow[16];
@@ -184,10 +170,10 @@ static int wait_kernelshark(pid_t pid, int sfd)
 
 int cmd_view(int argc, char **argv)
 {
-	struct tracefs_instance *inst = NULL;
+	struct tracemap_instance *inst = NULL;
 	struct view_opts o = { 0 };
 	struct tracemap_events *events = NULL;
-	char dir[PATH_MAX], *old_kb = NULL;
+	char dir[PATH_MAX];
 	bool private = false;
 	int sfd = -1, ret = 1;
 	const char *tfs, *iname;
@@ -218,20 +204,15 @@ int cmd_view(int argc, char **argv)
 		goto out;
 	}
 
-	inst = tool_open_instance(tfs, o.buf.instance, "tracemap-view", &private);
+	/* the library makes the private instance and sets -b, each change in its crash record */
+	inst = tool_instance_open(tfs, o.buf.instance, "tracemap-view", o.buf.buffer_kb, NULL,
+				  &iname, &private);
 	if (!inst)
 		goto out;
-	iname = tracefs_instance_get_name(inst);
 	/* the plugin reads through the mapping: refuse here, not in its window */
 	if (tool_check_mappable(iname))
 		goto out;
-	tool_warn_tracing_off(inst, tfs);
-	if (o.buf.buffer_kb) {
-		if (!private)
-			old_kb = tracefs_instance_file_read(inst, "buffer_size_kb", NULL);
-		if (set_buffer_kb(inst, o.buf.buffer_kb))
-			goto out;
-	}
+	tool_warn_tracing_off(tfs, iname);
 	events = tool_events_enable(tfs, iname, o.buf.specs, o.buf.nr_specs);
 	if (!events)
 		goto out;
@@ -246,18 +227,9 @@ int cmd_view(int argc, char **argv)
 	ret = wait_kernelshark(pid, sfd);
 out:
 	tracemap_events_restore(events);
-	if (old_kb) {
-		/* "1410 (expanded: ...)" style values: the number is what counts */
-		if (set_buffer_kb(inst, atoi(old_kb)))
-			ret = 1;
-		free(old_kb);
-	}
-	if (private && tracefs_instance_destroy(inst)) {
-		tool_err("cannot remove instance %s: %s (remove it with rmdir)",
-			 tracefs_instance_get_name(inst), strerror(errno));
+	/* the size put back, a private instance removed (the library says why it could not) */
+	if (tracemap_instance_close(inst))
 		ret = 1;
-	}
-	tracefs_instance_free(inst);
 	free(o.buf.specs);
 	if (sfd >= 0)
 		close(sfd);

@@ -13,7 +13,8 @@
 #include <stdio.h>
 
 struct tracefs_instance;
-struct tracemap_tracer;
+struct tracemap_instance;
+struct tracemap_tracer_opts;
 
 /* Print "tracemap: <msg>" to stderr. */
 void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -33,18 +34,16 @@ const char *tool_tracefs(void);
 int tool_instance_dir(const char *name, char *idir, size_t size);
 
 /*
- * Create the private instance "<prefix>-<pid>", which must not exist yet; NULL
- * after a message.
- */
-struct tracefs_instance *tool_private_instance(const char *tfs, const char *prefix);
-
-/*
  * The instance -B named (@name, checked with tool_instance_dir()), or
- * without -B a new private instance "<prefix>-<pid>" (then *@private is
- * true); NULL after a message.
+ * without -B a private one the library makes, "<prefix>-<pid>-<n>" (then
+ * *@private is true), with buffer_size_kb @kb (0: left) and @tracer (NULL:
+ * none) while open, each change in the library's crash record;
+ * *@iname is its name. NULL after the library's message.
  */
-struct tracefs_instance *tool_open_instance(const char *tfs, const char *name,
-					    const char *prefix, bool *private);
+struct tracemap_instance *tool_instance_open(const char *tfs, const char *name,
+					     const char *prefix, int kb,
+					     const struct tracemap_tracer_opts *tracer,
+					     const char **iname, bool *private);
 
 /* @arg as an int in [@min, @max] into *@val; -1 after a message naming @opt. */
 int tool_parse_int(const char *opt, const char *arg, int min, int max, int *val);
@@ -69,8 +68,8 @@ int tool_end_args(int argc, char **argv, const char *iname, bool top);
  */
 int tool_check_mappable(const char *iname);
 
-/* Warn when @inst (NULL: the top level) has tracing_on 0: nothing new is recorded. */
-void tool_warn_tracing_off(struct tracefs_instance *inst, const char *tfs);
+/* Warn when instance @iname (NULL: the top level) has tracing_on 0: nothing new is recorded. */
+void tool_warn_tracing_off(const char *tfs, const char *iname);
 
 /*
  * Enable the -e events @names (no filters) in instance @iname until
@@ -132,12 +131,6 @@ int tool_tracer_check(const struct tool_tracer *t);
 /* As the library takes them (@o filled), or NULL without -p */
 const struct tracemap_tracer_opts *tool_tracer_opts(const struct tool_tracer *t, const char *tfs,
 						    struct tracemap_tracer_opts *o);
-/*
- * Set them on instance @iname (NULL: top level) until tracemap_tracer_restore();
- * NULL without -p, or with *@failed after the library's message.
- */
-struct tracemap_tracer *tool_tracer_set(const char *tfs, const char *iname,
-					const struct tool_tracer *t, bool *failed);
 void tool_tracer_free(struct tool_tracer *t);
 
 /*

@@ -190,38 +190,28 @@ const char *tool_tracefs(void)
 	return dir;
 }
 
-struct tracefs_instance *tool_private_instance(const char *tfs, const char *prefix)
+struct tracemap_instance *tool_instance_open(const char *tfs, const char *name,
+					     const char *prefix, int kb,
+					     const struct tracemap_tracer_opts *tracer,
+					     const char **iname, bool *private)
 {
-	struct tracefs_instance *inst;
-	char name[64];
+	struct tracemap_instance_opts io = {
+		.sz = sizeof(io),
+		.prefix = prefix,
+		.buffer_size_kb = kb > 0 ? (unsigned long)kb : 0,
+		.tracer = tracer,
+		.tracefs_dir = tfs,
+	};
+	struct tracemap_instance *ti;
+	int created = 0;
 
-	snprintf(name, sizeof(name), "%s-%d", prefix, (int)getpid());
-	inst = tracefs_instance_create(name);
-	if (!inst) {
-		tool_err("cannot create instance %s: %s", name, strerror(errno));
+	/* a failure is explained by the library (libtracemap-print(3)) */
+	ti = tracemap_instance_open(name, &io);
+	if (!ti)
 		return NULL;
-	}
-	if (!tracefs_instance_is_new(inst)) {
-		tool_err("instance %s already exists: remove it (rmdir %s/instances/%s) "
-			 "if no one uses it", name, tfs, name);
-		tracefs_instance_free(inst);
-		return NULL;
-	}
-	return inst;
-}
-
-struct tracefs_instance *tool_open_instance(const char *tfs, const char *name,
-					    const char *prefix, bool *private)
-{
-	struct tracefs_instance *inst;
-
-	*private = !name;
-	if (!name)
-		return tool_private_instance(tfs, prefix);
-	inst = tracefs_instance_alloc(tfs, name);
-	if (!inst)
-		tool_err("cannot open instance %s: %s", name, strerror(errno));
-	return inst;
+	*iname = tracemap_instance_name(ti, &created);
+	*private = !name && created;
+	return ti;
 }
 
 int tool_parse_int(const char *opt, const char *arg, int min, int max, int *val)
@@ -345,20 +335,25 @@ int tool_check_mappable(const char *iname)
 	return 0;
 }
 
-void tool_warn_tracing_off(struct tracefs_instance *inst, const char *tfs)
+void tool_warn_tracing_off(const char *tfs, const char *iname)
 {
-	char *on = tracefs_instance_file_read(inst, "tracing_on", NULL);
-	char *dir;
+	char dir[4096], path[4200], on[8] = "";
+	FILE *f;
 
-	if (on && on[0] == '0') {
-		dir = tracefs_instance_get_dir(inst);
+	if (tracemap_instance_dir(tfs, iname ? iname : TRACEMAP_TOP_LEVEL, dir, sizeof(dir)))
+		return;
+	snprintf(path, sizeof(path), "%s/tracing_on", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (!fgets(on, sizeof(on), f))
+		on[0] = '\0';
+	fclose(f);
+	if (on[0] == '0')
 		tool_err("warning: tracing is off in %s (tracing_on is 0): no new events will be "
 			 "recorded; turn it on with 'echo 1 > %s/tracing_on'",
-			 inst ? tracefs_instance_get_name(inst) : "the top-level buffer",
-			 dir ? dir : tfs);
-		tracefs_put_tracing_file(dir);
-	}
-	free(on);
+			 iname && strcmp(iname, TRACEMAP_TOP_LEVEL) ? iname : "the top-level buffer",
+			 dir);
 }
 
 int tool_instance_dir(const char *name, char *idir, size_t size)

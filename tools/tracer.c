@@ -71,21 +71,6 @@ const struct tracemap_tracer_opts *tool_tracer_opts(const struct tool_tracer *t,
 	return o;
 }
 
-struct tracemap_tracer *tool_tracer_set(const char *tfs, const char *iname,
-					const struct tool_tracer *t, bool *failed)
-{
-	struct tracemap_tracer_opts o;
-	struct tracemap_tracer *tr;
-
-	*failed = false;
-	if (!tool_tracer_opts(t, tfs, &o))
-		return NULL;
-	/* a failure is explained by the library (libtracemap-print(3)) */
-	tr = tracemap_tracer_set(iname ? iname : TRACEMAP_TOP_LEVEL, &o);
-	*failed = !tr;
-	return tr;
-}
-
 void tool_tracer_free(struct tool_tracer *t)
 {
 	free(t->filter);

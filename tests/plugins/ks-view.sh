@@ -22,8 +22,14 @@ view_start() {
 	"$TM" view "$@" > view.log 2>&1 &
 	vpid=$!
 	tl_bg $vpid
-	vinst=tracemap-view-$vpid
+	vinst=
 	[ $# -ge 2 ] && [ "$1" = -B ] && vinst=$2
+	# the library's name for a private one, tracemap-view-<pid>-<n>, said on stderr
+	if [ -z "$vinst" ]; then
+		tl_wait 90 grep -q "private instance tracemap-view-$vpid-" view.log ||
+			{ cat view.log >&2; tl_fail "tracemap view did not name its private instance"; }
+		vinst=$(sed -n 's/.*private instance \(tracemap-view-[0-9]*-[0-9]*\) .*/\1/p' view.log)
+	fi
 	vdir="$TL_TRACEFS/instances/$vinst"
 	tl_wait 90 ks_has_title "^Kernel Shark ($vdir)" ||
 		{ ks_titles >&2; cat view.log >&2; tl_fail "no KernelShark window on $vdir within 90 s"; }

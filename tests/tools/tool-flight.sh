@@ -68,7 +68,9 @@ tl_log "SIGUSR1 and --dump: two more files; Ctrl-C restored the instance"
 # --------------------------------- event filter, --after-ms, private instance
 fl_start e -T syscalls:sys_enter_close -F 'fd == 7777777' --after-ms 1500 --hold-off-ms 0 \
 	-o "$TL_TMP/e.dat"
-pinst=tracemap-flight-$FL_PID
+pinst=$(fl_private e)
+case $pinst in tracemap-flight-$FL_PID-[0-9]*) ;; *) tl_fail "private instance '$pinst'";; esac
+tl_track_instance "$pinst"
 [ -d "$TL_TRACEFS/instances/$pinst" ] || tl_fail "no private instance $pinst"
 tc_markers "$pinst" 0 0 500
 taskset -c 0 /usr/bin/python3 -c 'import os
