@@ -167,12 +167,9 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 		tm_err(EINVAL);
 		return NULL;
 	}
-	ret = tm_instance_required(instance, "tracemap_cpu_open", "a reader of a new private "
-				   "instance would find nothing in it");
-	if (!ret)
-		ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
-	if (!ret)
-		ret = tracemap_instance_dir(tfs, instance, idir, sizeof(idir));
+	ret = tm_instance_find(instance, o.tracefs_dir, "tracemap_cpu_open", "a reader of a new "
+			       "private instance would find nothing in it", tfs, sizeof(tfs), idir,
+			       sizeof(idir));
 	if (!ret)
 		ret = check_header_page(tfs);
 	if (ret)

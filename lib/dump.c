@@ -313,12 +313,8 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		ret = tm_err(EINVAL);
 		goto out;
 	}
-	ret = tm_instance_required(instance, "tracemap_dump_take", "a dump of a new private "
-				   "instance would be empty");
-	if (!ret)
-		ret = tracemap_tracefs_dir(o.tracefs_dir, tfs, sizeof(tfs));
-	if (!ret)
-		ret = tracemap_instance_dir(tfs, instance, idir, sizeof(idir));
+	ret = tm_instance_find(instance, o.tracefs_dir, "tracemap_dump_take", "a dump of a new "
+			       "private instance would be empty", tfs, sizeof(tfs), idir, sizeof(idir));
 	if (ret)
 		goto out;
 

@@ -120,6 +120,18 @@ int tm_inst_open(struct tm_inst *in, const char *tracefs, const char *instance, 
 	return 0;
 }
 
+int tm_instance_find(const char *instance, const char *tracefs_dir, const char *who,
+		     const char *why, char *tfs, size_t tfs_size, char *idir, size_t idir_size)
+{
+	int ret = tm_instance_required(instance, who, why);
+
+	if (!ret)
+		ret = tracemap_tracefs_dir(tracefs_dir, tfs, tfs_size);
+	if (!ret)
+		ret = tracemap_instance_dir(tfs, instance, idir, idir_size);
+	return ret;
+}
+
 static char *read_value(const char *dir, const char *file)
 {
 	char path[PATH_MAX + 64], buf[4096];

@@ -665,6 +665,14 @@ int tm_inst_open(struct tm_inst *in, const char *tracefs, const char *instance, 
 int tm_inst_setup(struct tm_inst *in, unsigned long size_kb, const char *clock);
 /* Put back size and clock, remove it when made here, end the record; 0 when all is back */
 int tm_inst_close(struct tm_inst *in);
+/*
+ * An existing instance for a reader of it: @instance given (NULL is refused
+ * for @who: a private one would be useless, @why), the tracefs mount
+ * (@tracefs_dir, NULL: found) into @tfs and the instance's directory into
+ * @idir. 0 or -errno after a message.
+ */
+int tm_instance_find(const char *instance, const char *tracefs_dir, const char *who,
+		     const char *why, char *tfs, size_t tfs_size, char *idir, size_t idir_size);
 
 /* A file set through tracemap_instance_set(), and its value before */
 struct tm_inst_file {
