@@ -43,7 +43,7 @@
 #define FOLLOW_LATENCY_MS	50
 
 struct flight_opts {
-	struct tool_buffer buf;	/* -B, -e (and the -T event), -b, -M */
+	struct tool_buffer buf;	/* -B, -e (and the -T event), -b, -M, the tracer, the numbers */
 	const char *output;	/* -o */
 	const char *marker;	/* --marker */
 	const char *tevent;	/* -T system:event */
@@ -488,18 +488,21 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const struct tool_int_opt ints[] = {
+		{ OPT_AFTER, "--after-ms", 0, 3600000, &o->after_ms },
+		{ OPT_HOLDOFF, "--hold-off-ms", 0, 86400000, &o->holdoff_ms },
+		{ OPT_MAX, "--max-dumps", 1, INT_MAX, &o->max_dumps },
+		{ 0 },
+	};
 	bool dump = false, all = false;
-	int c, n;
+	int c;
 
 	o->holdoff_ms = DEFAULT_HOLDOFF_MS;
 	o->output = "trace.dat";
+	o->buf.tracer = &o->tracer;
+	o->buf.ints = ints;
 	opterr = 0;
 	while ((c = tool_getopt(argc, argv, "+B:e:b:M:o:T:F:p:l:n:g:h", longopts, &o->buf)) != -1) {
-		n = tool_tracer_opt(c, optarg, &o->tracer);
-		if (n < 0)
-			return -1;
-		if (n)
-			continue;
 		switch (c) {
 		case '!':
 			return -1;
@@ -519,18 +522,6 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 			}
 			o->marker = optarg;
 			break;
-		case OPT_AFTER:
-			if (tool_parse_int("--after-ms", optarg, 0, 3600000, &o->after_ms))
-				return -1;
-			break;
-		case OPT_HOLDOFF:
-			if (tool_parse_int("--hold-off-ms", optarg, 0, 86400000, &o->holdoff_ms))
-				return -1;
-			break;
-		case OPT_MAX:
-			if (tool_parse_int("--max-dumps", optarg, 1, INT_MAX, &o->max_dumps))
-				return -1;
-			break;
 		case OPT_DUMP:
 			dump = true;
 			break;
@@ -545,6 +536,8 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 			return tool_opt_error(argv, "BebMoTFplng", OPT_MARKER, OPT_MAX);
 		}
 	}
+	/* on this function's stack */
+	o->buf.ints = NULL;
 	if (tool_tracer_check(&o->tracer))
 		return -1;
 	if (all && !dump) {
@@ -574,7 +567,7 @@ static int parse_args(int argc, char **argv, struct flight_opts *o, int *status)
 		return -1;
 	}
 	if (o->tevent)
-		o->buf.specs[o->buf.nr_specs++] = (char *)o->tevent;
+		o->buf.specs[o->buf.nr_specs++] = (struct tracemap_event_spec){ .name = o->tevent };
 	if (!*o->output) {
 		tool_err("-o needs a file name or a directory");
 		return -1;
@@ -687,7 +680,8 @@ int cmd_flight(int argc, char **argv)
 	/* a flight recorder keeps the newest events: overwrite mode, put back at the end */
 	if (tracemap_instance_set(inst, "options/overwrite", "1"))
 		goto out;
-	events = tool_events_enable(tfs, r.iname, o.buf.specs, o.buf.nr_specs);
+	/* a failure is explained by the library (libtracemap-print(3)) */
+	events = tracemap_events_enable(r.iname, o.buf.specs, o.buf.nr_specs, tfs);
 	if (!events)
 		goto out;
 

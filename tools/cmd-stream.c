@@ -31,20 +31,15 @@
 #define STDOUT_BUF		(1 << 20)
 
 struct opts {
-	const char *instance;	/* -B */
-	struct tracemap_event_spec *specs;	/* -e, each with the -f after it */
-	int nr_specs;
+	struct tool_buffer buf;	/* -B, --top, -e with -f, -M, -b, the tracer and the numbers */
 	int *pids;		/* -P */
 	int nr_pids;
 	char **command;		/* the trailing command, or NULL */
-	const char *cpumask;
 	const char *clock;	/* -C */
 	struct tool_tracer tracer;	/* -p, -l, -n, -g, --func-stack */
-	long buffer_kb;		/* -b */
 	int latency_ms;
 	int watermark;		/* < 0: by the output (0 on a terminal, else paced) */
 	/* the switches, set by getopt_long() itself */
-	int top;
 	int follow;
 	int unordered;
 	int busy;
@@ -191,26 +186,12 @@ static int parse_pids(const char *arg, struct opts *o)
 	return 0;
 }
 
-/* -b: KiB per CPU, as trace-cmd record -b */
-static int parse_kb(const char *arg, long *kb)
-{
-	char *end;
-
-	errno = 0;
-	*kb = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || *kb < 1 || *kb > 16 * 1024 * 1024) {
-		tool_err("-b %s: give the buffer size per CPU in KiB, from 1 to 16777216", arg);
-		return -1;
-	}
-	return 0;
-}
-
 enum { OPT_LATENCY = 256, OPT_WATERMARK, OPT_VERSION };
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	const struct option longopts[] = {
-		{ "top", no_argument, &o->top, 1 },
+		{ "top", no_argument, NULL, 't' },
 		{ "non-consuming", no_argument, &o->follow, 1 },
 		{ "unordered", no_argument, &o->unordered, 1 },
 		{ "latency-ms", required_argument, NULL, OPT_LATENCY },
@@ -223,33 +204,23 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, n;
+	const struct tool_int_opt ints[] = {
+		{ OPT_LATENCY, "--latency-ms", 1, 3600000, &o->latency_ms },
+		{ OPT_WATERMARK, "--watermark", 0, 100, &o->watermark },
+		{ 0 },
+	};
+	int c;
 
 	o->latency_ms = 100;
 	o->watermark = -1;	/* by the output: see "paced" in cmd_stream() */
+	o->buf.tracer = &o->tracer;
+	o->buf.ints = ints;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+B:e:f:P:FM:C:b:p:l:n:g:h", longopts, NULL)) != -1) {
-		n = tool_tracer_opt(c, optarg, &o->tracer);
-		if (n < 0)
-			return -1;
-		if (n)
-			continue;
+	while ((c = tool_getopt(argc, argv, "+B:e:f:P:FM:C:b:p:l:n:g:h", longopts, &o->buf)) != -1) {
 		switch (c) {
+		case '!':
+			return -1;
 		case 0:		/* a switch, set through longopts */
-			break;
-		case 'B':
-			o->instance = optarg;
-			break;
-		case 'e':
-			o->specs[o->nr_specs++] = (struct tracemap_event_spec){ .name = optarg };
-			break;
-		case 'f':
-			if (!o->nr_specs) {
-				tool_err("-f %s: a filter applies to the -e before it; give -e first",
-					 optarg);
-				return -1;
-			}
-			o->specs[o->nr_specs - 1].filter = optarg;
 			break;
 		case 'P':
 			if (parse_pids(optarg, o))
@@ -258,23 +229,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case 'F':
 			o->only_command = 1;
 			break;
-		case 'M':
-			o->cpumask = optarg;
-			break;
 		case 'C':
 			o->clock = optarg;
-			break;
-		case 'b':
-			if (parse_kb(optarg, &o->buffer_kb))
-				return -1;
-			break;
-		case OPT_LATENCY:
-			if (tool_parse_int("--latency-ms", optarg, 1, 3600000, &o->latency_ms))
-				return -1;
-			break;
-		case OPT_WATERMARK:
-			if (tool_parse_int("--watermark", optarg, 0, 100, &o->watermark))
-				return -1;
 			break;
 		case OPT_VERSION:
 			tool_version();
@@ -286,11 +242,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			return tool_opt_error(argv, "BefPMCbplng", OPT_LATENCY, OPT_WATERMARK);
 		}
 	}
+	/* on this function's stack */
+	o->buf.ints = NULL;
 	if (optind < argc)
 		o->command = argv + optind;
 	if (tool_tracer_check(&o->tracer))
 		return -1;
-	if (o->top && o->instance) {
+	if (o->buf.top && o->buf.instance) {
 		tool_err("-B and --top exclude each other: give one buffer to stream");
 		return -1;
 	}
@@ -329,8 +287,8 @@ int cmd_stream(int argc, char **argv)
 	signal(SIGXFSZ, SIG_IGN);
 	printer_init(&p, false, &out);
 
-	o.specs = calloc(argc, sizeof(*o.specs));
-	if (!o.specs || parse_args(argc, argv, &o))
+	o.buf.specs = calloc(argc, sizeof(*o.buf.specs));
+	if (!o.buf.specs || parse_args(argc, argv, &o))
 		goto out;
 	/*
 	 * Without a command SIGCHLD means nothing: a child inherited through
@@ -352,7 +310,7 @@ int cmd_stream(int argc, char **argv)
 		goto out;
 	if (out_init(&out, STDOUT_FILENO, STDOUT_BUF))
 		goto out;
-	if (instance_check(&si, o.instance))
+	if (instance_check(&si, o.buf.instance))
 		goto out;
 
 	if (o.command) {
@@ -383,8 +341,8 @@ int cmd_stream(int argc, char **argv)
 		   /* on a terminal: a wakeup per event, its own events filtered out */
 		   (paced ? 0 : TRACEMAP_STREAM_LOW_LATENCY) |
 		   /* -B of a missing instance: made, and removed at exit, as trace-cmd does */
-		   (o.instance ? TRACEMAP_STREAM_CREATE : 0);
-	so.cpumask = o.cpumask;
+		   (o.buf.instance ? TRACEMAP_STREAM_CREATE : 0);
+	so.cpumask = o.buf.cpumask;
 	so.watermark = o.watermark > 0 ? o.watermark : 0;
 	so.latency_ms = o.latency_ms;
 	so.on_event = printer_on_event;
@@ -392,15 +350,15 @@ int cmd_stream(int argc, char **argv)
 	so.ctx = &p;
 	so.tracefs_dir = tfs;
 	/* -b first (a mapped buffer cannot be resized), -C, and -p before any reader */
-	so.buffer_size_kb = o.buffer_kb;
+	so.buffer_size_kb = o.buf.buffer_kb;
 	so.clock = o.clock;
 	so.tracer = tool_tracer_opts(&o.tracer, tfs, &to);
-	so.events = o.specs;
-	so.nr_events = o.nr_specs;
+	so.events = o.buf.specs;
+	so.nr_events = o.buf.nr_specs;
 	so.pids = o.pids;
 	so.nr_pids = o.nr_pids;
 	/* a failure is explained by the library (libtracemap-print(3)) */
-	s = tracemap_stream_open(o.top ? TRACEMAP_TOP_LEVEL : o.instance, &so);
+	s = tracemap_stream_open(o.buf.top ? TRACEMAP_TOP_LEVEL : o.buf.instance, &so);
 	if (!s || instance_opened(&si, tfs, s))
 		goto out;
 	tool_warn_tracing_off(tfs, si.name);
@@ -445,7 +403,7 @@ out:
 	tracemap_stream_close(s);
 	if (tfs)
 		instance_closed(&si, tfs);
-	free(o.specs);
+	free(o.buf.specs);
 	free(o.pids);
 	tool_tracer_free(&o.tracer);
 	if (sfd >= 0)

@@ -49,17 +49,18 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const struct tool_int_opt ints[] = {
+		{ OPT_FOLLOW, "--follow", 1, 3600000, &o->follow_ms },
+		{ 0 },
+	};
 	int c;
 
+	o->buf.ints = ints;
 	opterr = 0;
 	while ((c = tool_getopt(argc, argv, "+B:e:b:h", longopts, &o->buf)) != -1) {
 		switch (c) {
 		case '!':
 			return -1;
-		case OPT_FOLLOW:
-			if (tool_parse_int("--follow", optarg, 1, 3600000, &o->follow_ms))
-				return -1;
-			break;
 		case OPT_KERNELSHARK:
 			o->kernelshark = optarg;
 			break;
@@ -70,6 +71,8 @@ static int parse_args(int argc, char **argv, struct view_opts *o)
 			return tool_opt_error(argv, "Beb", OPT_FOLLOW, OPT_KERNELSHARK);
 		}
 	}
+	/* on this function's stack */
+	o->buf.ints = NULL;
 	return tool_end_args(argc, argv, o->buf.instance, false);
 }
 
@@ -213,7 +216,8 @@ int cmd_view(int argc, char **argv)
 	if (tool_check_mappable(iname))
 		goto out;
 	tool_warn_tracing_off(tfs, iname);
-	events = tool_events_enable(tfs, iname, o.buf.specs, o.buf.nr_specs);
+	/* a failure is explained by the library (libtracemap-print(3)) */
+	events = tracemap_events_enable(iname, o.buf.specs, o.buf.nr_specs, tfs);
 	if (!events)
 		goto out;
 

@@ -15,6 +15,8 @@
 struct tracefs_instance;
 struct tracemap_instance;
 struct tracemap_tracer_opts;
+struct tracemap_event_spec;
+struct tool_tracer;
 
 /* Print "tracemap: <msg>" to stderr. */
 void tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -71,25 +73,32 @@ int tool_check_mappable(const char *iname);
 /* Warn when instance @iname (NULL: the top level) has tracing_on 0: nothing new is recorded. */
 void tool_warn_tracing_off(const char *tfs, const char *iname);
 
-/*
- * Enable the -e events @names (no filters) in instance @iname until
- * tracemap_events_restore(); NULL after a message (nothing changed).
- */
-struct tracemap_events *tool_events_enable(const char *tfs, const char *iname, char **names,
-					   int nr);
+/* A number option of a command, taken by tool_getopt(): getopt value, name, range, where */
+struct tool_int_opt {
+	int val;
+	const char *name;	/* "--latency-ms" */
+	int min;
+	int max;
+	int *dst;
+};
 
 /*
  * The options of one buffer that several commands share, spelled as
  * trace-cmd spells them: -B instance, --top, -M cpumask, -e event (into
- * @specs, which the caller gives room for every argument), -b KiB per CPU.
+ * @specs, which the caller gives room for every argument) with -f filter
+ * for the -e before it, -b KiB per CPU; and when @tracer is set, -p, -l,
+ * -n, -g and --func-stack into it, and the numbers of @ints (ended by a
+ * zero val).
  */
 struct tool_buffer {
 	const char *instance;	/* -B */
 	const char *cpumask;	/* -M */
-	char **specs;		/* -e */
+	struct tracemap_event_spec *specs;	/* -e, each with the -f after it */
 	int nr_specs;
 	int buffer_kb;		/* -b; 0: leave as it is */
 	bool top;		/* --top */
+	struct tool_tracer *tracer;	/* NULL: -p and the rest are the command's */
+	const struct tool_int_opt *ints;	/* NULL: none */
 };
 
 /*

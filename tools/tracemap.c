@@ -242,6 +242,11 @@ int tool_opt_error(char **argv, const char *with_arg, int long_min, int long_max
 
 int tool_buffer_opt(int c, const char *arg, struct tool_buffer *b)
 {
+	const struct tool_int_opt *i;
+	char *end;
+	long v;
+	int n;
+
 	switch (c) {
 	case 'B':
 		b->instance = arg;
@@ -253,12 +258,34 @@ int tool_buffer_opt(int c, const char *arg, struct tool_buffer *b)
 		b->cpumask = arg;
 		return 1;
 	case 'e':
-		b->specs[b->nr_specs++] = (char *)arg;
+		b->specs[b->nr_specs++] = (struct tracemap_event_spec){ .name = arg };
+		return 1;
+	case 'f':
+		if (!b->nr_specs) {
+			tool_err("-f %s: a filter applies to the -e before it; give -e first", arg);
+			return -1;
+		}
+		b->specs[b->nr_specs - 1].filter = arg;
 		return 1;
 	case 'b':
-		/* KiB, in bytes within an int */
-		return tool_parse_int("-b", arg, 1, INT_MAX / 1024, &b->buffer_kb) ? -1 : 1;
+		/* KiB per CPU, as trace-cmd record -b */
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > 16 * 1024 * 1024) {
+			tool_err("-b %s: give the buffer size per CPU in KiB, from 1 to 16777216", arg);
+			return -1;
+		}
+		b->buffer_kb = (int)v;
+		return 1;
 	}
+	if (b->tracer) {
+		n = tool_tracer_opt(c, arg, b->tracer);
+		if (n)
+			return n;
+	}
+	for (i = b->ints; i && i->val; i++)
+		if (c == i->val)
+			return tool_parse_int(i->name, arg, i->min, i->max, i->dst) ? -1 : 1;
 	return 0;
 }
 
@@ -300,26 +327,6 @@ int tool_end_args(int argc, char **argv, const char *iname, bool top)
 		return -1;
 	}
 	return 0;
-}
-
-struct tracemap_events *tool_events_enable(const char *tfs, const char *iname, char **names,
-					   int nr)
-{
-	struct tracemap_event_spec *specs;
-	struct tracemap_events *ev;
-	int i;
-
-	specs = calloc(nr + 1, sizeof(*specs));
-	if (!specs) {
-		tool_err("out of memory");
-		return NULL;
-	}
-	for (i = 0; i < nr; i++)
-		specs[i].name = names[i];
-	/* a failure is explained by the library (libtracemap-print(3)) */
-	ev = tracemap_events_enable(iname, specs, nr, tfs);
-	free(specs);
-	return ev;
 }
 
 int tool_check_mappable(const char *iname)
