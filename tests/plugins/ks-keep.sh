@@ -139,8 +139,9 @@ for n in 1 2; do
 	next_refresh
 	marks_at_starts l$n || { cat l$n.txt >&2; tl_fail "refresh $(ks_refreshes): a lost-events mark is gone"; }
 done
-# the model: the last refresh's rows (TRACEMAP_KS_STATS), the title's count
-last=$(grep "^tracemap: refresh $(ks_refreshes):" drop.log)
+# the model: the rows of the last refresh that loaded a copy (TRACEMAP_KS_STATS;
+# the idle ones after it keep them), the title's count
+last=$(grep "^tracemap: refresh [0-9]*: .* lost-event rows: " drop.log | tail -1)
 rows=$(echo "$last" | sed -n 's/.*; \([0-9]*\) lost-event rows: .*/\1/p')
 got=$(echo "$last" | sed -n 's/.* lost-event rows: \([0-9]*\) lost, .*/\1/p')
 unknown=$(echo "$last" | sed -n 's/.* lost, \([0-9]*\) unknown$/\1/p')
