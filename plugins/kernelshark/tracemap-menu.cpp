@@ -737,9 +737,10 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 		/* the copy shown holds all of it: nothing to load, the view stays as it is */
 		follow.refreshes++;
 		if (follow.stats)
-			fprintf(stderr, "tracemap: refresh %lu: %llu events, copy %.1f ms, unchanged:"
-				" KernelShark keeps the copy shown\n", follow.refreshes,
-				img.counts.events, img.copy_ns / 1e6);
+			fprintf(stderr, "tracemap: refresh %lu: %llu events, copy %.1f ms, asked %.1f"
+				" ms ago; unchanged: KernelShark keeps the copy shown\n",
+				follow.refreshes, img.counts.events, img.copy_ns / 1e6,
+				follow.took.nsecsElapsed() / 1e6);
 		finish_refresh();
 		return;
 	}

@@ -60,7 +60,7 @@ idle_check() {
 	tl_wait 60 refreshed_to $((_from + 2)) ||
 		{ title >&2; tl_fail "$1: KernelShark did not refresh twice within 60 s"; }
 	for _n in $((_from + 1)) $((_from + 2)); do
-		stat $_n | grep -q ", unchanged: KernelShark keeps the copy shown" ||
+		stat $_n | grep -q "; unchanged: KernelShark keeps the copy shown" ||
 			{ stat $_n >&2; tl_fail "$1: idle refresh $_n loaded the copy again"; }
 	done
 	shows_fresh || { title >&2; tl_fail "$1: after idle refreshes the view differs from a fresh copy: $(fresh)"; }
