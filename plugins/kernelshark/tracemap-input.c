@@ -367,30 +367,30 @@ static int image_fds[NR_IMAGES] = { -1, -1 };
 static pthread_mutex_t image_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*
+ * KernelShark 2.2.1's GUI leaves pages of a closed stream's image mapped
+ * (three mappings a refresh in /proc/PID/maps, with no descriptor left),
+ * each of which would keep a whole image alive if every refresh took a new
+ * file. The file must not end before their end (a touch beyond the end of
+ * a file is a SIGBUS): it never gets shorter than the largest image it
+ * held, in which every mapping of it lies. That needs no look at
+ * /proc/self/maps, which grows with every refresh.
+ */
+static off_t image_high[NR_IMAGES];
+
+/*
  * Whether a stream still reads the image in @fd: KernelShark's trace.dat
  * reader opens its own descriptor of it (/proc/self/fd/N) and keeps that
  * until the stream is closed; a stream added with Append keeps it while a
  * newer image is opened. Errs on "in use".
- *
- * KernelShark 2.2.1's GUI also leaves pages of a closed stream's image
- * mapped (three mappings a refresh in /proc/PID/maps, with no descriptor
- * left), each of which would keep a whole image alive if every refresh took
- * a new file. The stream is gone, so they do not count, but the file must
- * not end before their end (a touch beyond the end of a file is a SIGBUS):
- * *@mapped_end gets the highest end of a mapping of the file.
  */
-static bool image_in_use(int fd, off_t *mapped_end)
+static bool image_in_use(int fd)
 {
-	char path[64], line[PATH_MAX + 128];
-	unsigned long start, end, ino;
-	unsigned long long off;
 	struct stat me, st;
 	struct dirent *de;
 	bool used = false;
-	FILE *maps;
+	char path[64];
 	DIR *dir;
 
-	*mapped_end = 0;
 	if (fstat(fd, &me))
 		return true;
 	dir = opendir("/proc/self/fd");
@@ -403,44 +403,32 @@ static bool image_in_use(int fd, off_t *mapped_end)
 		used = !stat(path, &st) && st.st_dev == me.st_dev && st.st_ino == me.st_ino;
 	}
 	closedir(dir);
-	if (used)
-		return true;
-	maps = fopen("/proc/self/maps", "re");
-	if (!maps)
-		return true;
-	/* "start-end perms offset dev inode path" */
-	while (fgets(line, sizeof(line), maps)) {
-		if (sscanf(line, "%lx-%lx %*s %llx %*s %lu", &start, &end, &off, &ino) == 4 &&
-		    ino == me.st_ino && strstr(line, "memfd:tracemap-live.dat") &&
-		    (off_t)(off + end - start) > *mapped_end)
-			*mapped_end = off + end - start;
-	}
-	fclose(maps);
-	return false;
+	return used;
 }
 
 /*
- * A memory file nobody reads: one of image_fds[] whose image no stream
- * reads (the one shown stays for the next refresh), else a new one in a
- * free slot, else in place of one a stream still reads (that stream keeps
- * its own descriptor). *@mapped_end: see image_in_use(). Under image_lock.
+ * A memory file nobody reads: the slot in image_fds[] of one whose image
+ * no stream reads (the one shown stays for the next refresh), else of a new
+ * one in a free slot, else in place of one a stream still reads (that
+ * stream keeps its own descriptor). Returns the slot or -errno. Under
+ * image_lock.
  */
-static int image_file(off_t *mapped_end)
+static int image_file(void)
 {
 	int i;
 
 	for (i = 0; i < NR_IMAGES; i++)
-		if (image_fds[i] >= 0 && !image_in_use(image_fds[i], mapped_end))
-			return image_fds[i];
+		if (image_fds[i] >= 0 && !image_in_use(image_fds[i]))
+			return i;
 	for (i = 0; i < NR_IMAGES && image_fds[i] >= 0; i++)
 		;
 	if (i == NR_IMAGES) {
 		i = 0;
 		close(image_fds[i]);
 	}
-	*mapped_end = 0;
+	image_high[i] = 0;
 	image_fds[i] = memfd_create("tracemap-live.dat", MFD_CLOEXEC);
-	return image_fds[i] < 0 ? -errno : image_fds[i];
+	return image_fds[i] < 0 ? -errno : i;
 }
 
 static void sig_free(struct copy_sig *s)
@@ -535,9 +523,8 @@ static int snapshot_image(const struct live_src *src, const char *path,
 		.flags = TRACEMAP_DUMP_AS_TOP | TRACEMAP_DUMP_NO_KALLSYMS,
 	};
 	struct tracemap_dump *d;
-	off_t mapped_end = 0;
+	int fd, ret, slot;
 	struct stat fst;
-	int fd, ret;
 
 	d = tracemap_dump_take(src->top ? TRACEMAP_TOP_LEVEL : src->instance, &opts);
 	if (!d) {
@@ -565,16 +552,21 @@ static int snapshot_image(const struct live_src *src, const char *path,
 			goto out;
 		}
 	}
-	fd = image_file(&mapped_end);
-	if (fd < 0) {
-		ret = fd;
+	slot = image_file();
+	if (slot < 0) {
+		ret = slot;
 		fprintf(stderr, "tracemap: memfd_create: %s\n", strerror(-ret));
 		goto out;
 	}
+	fd = image_fds[slot];
 	ret = tracemap_dump_rewrite(d, fd);
-	/* pages still mapped stay inside the file; readers ignore what follows the image */
-	if (!ret && !fstat(fd, &fst) && fst.st_size < mapped_end && ftruncate(fd, mapped_end))
+	/* pages still mapped stay inside the file (image_high); readers ignore what follows */
+	if (!ret && fstat(fd, &fst))
 		ret = -errno;
+	if (!ret && fst.st_size < image_high[slot] && ftruncate(fd, image_high[slot]))
+		ret = -errno;
+	if (!ret && fst.st_size > image_high[slot])
+		image_high[slot] = fst.st_size;
 	if (ret < 0) {
 		fprintf(stderr, "tracemap: writing the trace.dat image failed: %s\n", strerror(-ret));
 		image_drop(fd);

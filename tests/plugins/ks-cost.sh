@@ -7,9 +7,11 @@
 # instance is idle every refresh keeps the copy shown ("unchanged"); 100
 # new markers make the next refresh load a copy, and the view then holds
 # exactly what a fresh copy holds (ks-live's headless load through the
-# plugin); a flood that overwrites most of the buffer is loaded with its
-# losses, which add up to the kernel's overrun, and the idle refreshes after
-# it keep both counts, equal to a fresh copy's.
+# plugin), and no refresh reads /proc/self/maps (strace, where installed:
+# KernelShark adds to it on every refresh); a flood that overwrites most
+# of the buffer is loaded with its losses, which add up to the kernel's
+# overrun, and the idle refreshes after it keep both counts, equal to a
+# fresh copy's.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/tc-common.shlib"
 . "$(dirname "$0")/ks-xvfb.shlib"
@@ -80,6 +82,27 @@ first=$(grep -m1 '^tracemap: refresh [0-9]*: 300 events, ' ks.log)
 echo "$first" | grep -q ": 300 events, copy .* ms, view " ||
 	{ echo "$first" >&2; tl_fail "the refresh that found the 100 new markers did not load them"; }
 idle_check "after 100 markers"
+
+# a refresh that loads reads no /proc/self/maps: KernelShark 2.2.1 leaves
+# three mappings a refresh there, so reading it costs more with every refresh
+if command -v strace > /dev/null; then
+	strace -f -qq -e trace=openat -o strace.txt -p $ks 2> strace.err &
+	st=$!
+	tl_bg $st
+	# attached: the idle refreshes' copies open the instance's files
+	tl_wait 30 grep -q trace_pipe_raw strace.txt || { cat strace.err >&2; tl_fail "strace saw no copy"; }
+	tc_markers "$inst" 0 300 50
+	shows_350() { [ "$(events)" = 350 ]; }
+	tl_wait 30 shows_350 || { title >&2; tl_fail "the 50 new markers were not shown within 30 s"; }
+	kill $st
+	tl_wait 20 tl_gone $st || tl_fail "strace did not end"
+	# the image file was looked for (/proc/self/fd: who reads it), not in the maps
+	grep -q '"/proc/self/fd"' strace.txt || tl_fail "strace saw no refresh that wrote an image"
+	if grep '"/proc/self/maps"' strace.txt; then
+		tl_fail "a refresh read /proc/self/maps"
+	fi
+	tl_log "a loaded refresh under strace: /proc/self/fd looked at, /proc/self/maps not read"
+fi
 
 # a flood on both CPUs overwrites what was there: the losses are loaded once, then kept
 tc_markers "$inst" 0 300 3000
