@@ -7,6 +7,8 @@
 # 2. KernelShark's TEP advanced filter: "common_pid == the task that wrote
 #    3 of the markers" leaves exactly 3 table lines, refresh after refresh,
 #    while the other task's markers keep coming;
+# 2b. KernelShark's task filter (Filter -> Show tasks: only that task)
+#    leaves its 3 markers, over 2 refreshes with new events;
 # 3. lost events, as KernelShark shows them for a recorded file: a 16 KiB
 #    buffer flooded on every CPU, fully zoomed out, shows the
 #    missed_events plugin's blue mark in each CPU plot (the losses
@@ -96,6 +98,42 @@ done
 e1=$(events)
 [ "$e1" -gt "$e0" ] || tl_fail "no new events over 3 refreshes ($e0, then $e1): the filter was not tested"
 tl_log "TEP filter kept over 3 refreshes (to refresh $(ks_refreshes), $e0 -> $e1 events): 3 table lines"
+
+# 2b. the task filter: Filter -> Clear all filters (the last entry), then
+# Filter -> Show tasks (4th from the end) with only the special task shown
+filter_menu() {
+	xdotool mousemove 60 10 click 1
+	tl_wait 10 ks_popup || tl_fail "the Filter menu did not open"
+	xdotool key "$@" Return
+}
+filter_menu Up
+cleared() { ks_shot "$win" c0; [ "$(ks_val c0 table_lines)" -gt 3 ]; }
+tl_wait 30 cleared || { cat c0.txt >&2; tl_fail "Clear all filters left $(ks_val c0 table_lines) table lines"; }
+filter_menu Up Up Up Up
+tl_wait 20 ks_dialog_geometry > /dev/null || tl_fail "no Show tasks dialog within 20 s"
+# shellcheck disable=SC2046
+set -- $(ks_dialog_geometry)
+# its rows are the tasks by pid, 29 pixels apart: the special task's first
+# when its pid is the lower one; "all" off, that row on, Apply
+row=0
+[ "$sp" -lt "$wl" ] || row=1
+xdotool mousemove $(($1 + 76)) $(($2 + 55)) click 1
+xdotool mousemove $(($1 + 41)) $(($2 + 112 + row * 29)) click 1
+xdotool mousemove $(($1 + 40)) $(($2 + $4 - 23)) click 1
+dialog_gone() { ! ks_dialog_geometry > /dev/null; }
+tl_wait 20 dialog_gone || tl_fail "the Show tasks dialog did not close on Apply"
+three_t() { ks_shot "$win" t0; [ "$(ks_val t0 table_lines)" = 3 ]; }
+tl_wait 30 three_t || { cat t0.txt >&2; tl_fail "showing the special task leaves $(ks_val t0 table_lines) table lines, not its 3"; }
+e0=$(events)
+for n in 1 2; do
+	next_refresh
+	ks_shot "$win" t$n
+	[ "$(ks_val t$n table_lines)" = 3 ] ||
+		{ cat t$n.txt >&2; tl_fail "refresh $(ks_refreshes): the task filter was lost ($(ks_val t$n table_lines) table lines, not 3)"; }
+done
+e1=$(events)
+[ "$e1" -gt "$e0" ] || tl_fail "no new events over 2 refreshes ($e0, then $e1): the task filter was not tested"
+tl_log "task filter kept over 2 refreshes (to refresh $(ks_refreshes), $e0 -> $e1 events): 3 table lines"
 ks_quit
 kill $wl
 
