@@ -573,6 +573,13 @@ void tail_range(int bins, int64_t width, int64_t last)
 	ksmodel_set_bining(histo(), bins, last + margin - width, last + margin);
 }
 
+/* The width of a tail_range() of @bins bins that holds @first to @last. */
+int64_t whole_width(int bins, int64_t first, int64_t last)
+{
+	/* tail_range() puts @last one bin inside the right edge */
+	return (last - first + 2) * bins / (bins > 1 ? bins - 1 : 1) + 2;
+}
+
 template <typename T> void swap_field(T &a, T &b)
 {
 	T t = a;
@@ -769,6 +776,15 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 		sel.valid = false;
 	int64_t width = histo()->max - histo()->min;
 	int bins = histo()->n_bins;
+	struct tmks_counts shown;
+
+	/*
+	 * A view of the whole copy (as KernelShark opens one, or zoomed all the
+	 * way out) stays one of the whole copy: its width is the data's, not a
+	 * choice to keep (a copy of one event opens 1 us wide).
+	 */
+	tmks_live_counts(&shown);
+	bool whole = histo()->min <= (int64_t)shown.first_ts && histo()->max >= (int64_t)shown.last_ts;
 
 	/*
 	 * KernelShark's graph refills its range from the new data while
@@ -778,7 +794,7 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 	int64_t nfirst = img.counts.first_ts, nlast = img.counts.last_ts;
 
 	if (follow.tail || histo()->max < nfirst || histo()->min > nlast)
-		tail_range(bins, width, nlast);
+		tail_range(bins, whole ? whole_width(bins, nfirst, nlast) : width, nlast);
 
 	/* KernelShark's widgets look at the markers' rows while reloading */
 	for (int m : { MARK_A, MARK_B })
@@ -793,6 +809,8 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 	ssize_t n = store()->size;
 	int64_t first = store()->rows[0]->ts, last = store()->rows[n - 1]->ts;
 
+	if (whole)
+		width = whole_width(bins, first, last);
 	/* a held range the buffer left behind shows the end, as tail mode would */
 	if (follow.tail || histo()->max < first || histo()->min > last)
 		tail_range(bins, width, last);

@@ -7,7 +7,8 @@
 # window to be painted); the instance is removed when KernelShark
 # is killed and when tracemap view gets SIGTERM; with -B the instance's
 # events and buffer size are put back. KS_SCREENSHOT=FILE.png keeps the
-# screenshot of the first view.
+# screenshot of the first view. A view opened on one event draws the
+# events that follow (the whole copy stays in view in tail mode).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/tc-common.shlib"
 . "$(dirname "$0")/ks-xvfb.shlib"
@@ -99,4 +100,22 @@ wait $vpid
 after=$(tl_instance_state "$idir"; cat "$idir/buffer_size_kb")
 [ "$before" = "$after" ] || tl_fail "tracemap view -B $inst did not put the instance back"
 tl_log "-B: $inst as it was"
+
+# 5. a view opened on one event (what an idle machine's first copy may
+# hold) shows the events that follow in tail mode: the whole copy stays in
+# view, not the microsecond KernelShark opened the one event with
+inst=$(tl_instance ksv1)
+tc_markers "$inst" 0 0 1
+view_start -B "$inst" --follow 500
+tl_wait 30 ks_has_title "tracemap: 1 events, refresh [0-9]* at" ||
+	{ ks_titles >&2; tl_fail "the view of one event did not refresh within 30 s"; }
+tc_markers "$inst" 0 1 200
+tl_wait 30 ks_has_title "tracemap: 201 events, refresh [0-9]* at .*, tail mode" ||
+	{ ks_titles >&2; tl_fail "the view did not show the 200 new markers within 30 s"; }
+win=$(ks_window '^Kernel Shark')
+drawn1() { ks_shot "$win" w1; [ "$(ks_val w1 bands)" -ge 1 ] && [ "$(ks_val w1 rows_colored)" -ge 5 ]; }
+tl_wait 30 drawn1 || { cat w1.txt >&2; tl_fail "after one event and 200 more, the graph draws none of them"; }
+tl_log "one event, then 200: $(ks_val w1 bands) plot band, $(ks_val w1 rows_colored) coloured rows"
+kill -TERM $vpid
+tl_wait 30 tc_dead $vpid || tl_fail "tracemap view did not end within 30 s of SIGTERM"
 exit 0
