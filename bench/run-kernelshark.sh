@@ -106,6 +106,8 @@ done
 # plugin's TRACEMAP_KS_STATS lines of the window: the whole refresh (from
 # the timer to the view shown), and for refreshes that load a new copy the
 # plugin's part (copy, view kept) against KernelShark's (open, load).
+# refreshed_since N K: the stats lines count N + K refreshes or more
+refreshed_since() { [ "$(grep -c '^tracemap: refresh ' "$OUT/ks.log")" -ge $(($1 + $2)) ]; }
 follow_point() {	# follow_point PERIOD_MS MIB RATE: one line of follow.raw
 	_inst=$(tl_instance kc-bnf $(($2 * 1024)))
 	# full: each CPU's writer goes on until the buffer overwrites, at most 30 s
@@ -126,13 +128,19 @@ follow_point() {	# follow_point PERIOD_MS MIB RATE: one line of follow.raw
 		{ tail -5 "$OUT/ks.log" >&2; die "KernelShark did not follow $_inst ($2 MiB) within 300 s"; }
 	_n0=$(grep -c '^tracemap: refresh ' "$OUT/ks.log")
 	_c0=$(awk '{ print $14 + $15 }' /proc/$_ks/stat); _t0=$(now_ms)
+	_wl=
 	if [ "$3" -gt 0 ]; then
-		$B/tm-load -B "$_inst" -r "$3" -d $((FOLLOW_S * 1000)) -c 0 > /dev/null
-	else
-		sleep "$FOLLOW_S"
+		$B/tm-load -B "$_inst" -r "$3" -d 900000 -c 0 > /dev/null &
+		_wl=$!
+		tl_bg $_wl
 	fi
+	sleep "$FOLLOW_S"
+	# a large buffer takes longer than the window to load: two refreshes at least
+	tl_wait 600 refreshed_since "$_n0" 2 ||
+		die "fewer than 2 refreshes in 600 s ($1 ms, $2 MiB, $3 ev/s)"
 	_c1=$(awk '{ print $14 + $15 }' /proc/$_ks/stat); _t1=$(now_ms)
 	_n1=$(grep -c '^tracemap: refresh ' "$OUT/ks.log")
+	[ -n "$_wl" ] && kill $_wl
 	kill $_ks
 	tl_wait 30 tl_gone $_ks || die "KernelShark did not end after SIGTERM"
 	# its memory back before the next point (tl_cleanup tries again at exit)
@@ -188,7 +196,7 @@ done
 		echo "Targets: the plugin's part at most 10 % of KernelShark's load; the refresh faster than the anchor."
 	}
 	echo
-	echo "KernelShark (GUI under Xvfb) following a full buffer, ${FOLLOW_S} s a point, while the given"
+	echo "KernelShark (GUI under Xvfb) following a full buffer, ${FOLLOW_S} s a point (longer until 2 refreshes ended), while the given"
 	echo "events/s are written on CPU 0 (0: idle). *refreshes*: in the window, *loaded* of them with new data"
 	echo "(the others found nothing new and kept the view); *refresh*: from the timer to the view shown, ms;"
 	echo "*plugin*: the plugin's part of a loaded refresh (copy, view kept), ms, and its *share* of the"
