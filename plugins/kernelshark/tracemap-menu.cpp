@@ -573,11 +573,14 @@ void tail_range(int bins, int64_t width, int64_t last)
 	ksmodel_set_bining(histo(), bins, last + margin - width, last + margin);
 }
 
-/* The width of a tail_range() of @bins bins that holds @first to @last. */
+/*
+ * The width of a tail_range() of @bins bins that holds @first to @last:
+ * tail_range() puts @last one bin inside the right edge, and KernelShark
+ * rounds the bins down to whole ns (bins of 2 ns at least).
+ */
 int64_t whole_width(int bins, int64_t first, int64_t last)
 {
-	/* tail_range() puts @last one bin inside the right edge */
-	return (last - first + 2) * bins / (bins > 1 ? bins - 1 : 1) + 2;
+	return (last - first + 2) * bins / (bins > 1 ? bins - 1 : 1) + 2 * bins;
 }
 
 template <typename T> void swap_field(T &a, T &b)

@@ -88,16 +88,22 @@ ks_adv_filter "ftrace/print:common_pid == $sp"
 three() { ks_shot "$win" f0; [ "$(ks_val f0 table_lines)" = 3 ]; }
 tl_wait 30 three || { cat f0.txt >&2; tl_fail "the TEP filter does not leave the 3 special rows"; }
 events() { ks_title | sed -n 's/.* - tracemap: \([0-9]*\) events.*/\1/p'; }
-e0=$(events)
-for n in 1 2 3; do
-	next_refresh
-	ks_shot "$win" f$n
-	[ "$(ks_val f$n table_lines)" = 3 ] ||
-		{ cat f$n.txt >&2; tl_fail "refresh $(ks_refreshes): the TEP filter was lost ($(ks_val f$n table_lines) table lines, not 3)"; }
-done
-e1=$(events)
-[ "$e1" -gt "$e0" ] || tl_fail "no new events over 3 refreshes ($e0, then $e1): the filter was not tested"
-tl_log "TEP filter kept over 3 refreshes (to refresh $(ks_refreshes), $e0 -> $e1 events): 3 table lines"
+# three_kept WHAT N SHOT: N refreshes with new events keep the table at 3 lines
+three_kept() {
+	_e0=$(events)
+	_n=1
+	while [ $_n -le "$2" ]; do
+		next_refresh
+		ks_shot "$win" "$3$_n"
+		[ "$(ks_val "$3$_n" table_lines)" = 3 ] || { cat "$3$_n.txt" >&2
+			tl_fail "refresh $(ks_refreshes): the $1 was lost ($(ks_val "$3$_n" table_lines) table lines, not 3)"; }
+		_n=$((_n + 1))
+	done
+	_e1=$(events)
+	[ "$_e1" -gt "$_e0" ] || tl_fail "no new events over $2 refreshes ($_e0, then $_e1): the $1 was not tested"
+	tl_log "$1 kept over $2 refreshes (to refresh $(ks_refreshes), $_e0 -> $_e1 events): 3 table lines"
+}
+three_kept "TEP filter" 3 f
 
 # 2b. the task filter: Filter -> Clear all filters (the last entry), then
 # Filter -> Show tasks (4th from the end) with only the special task shown
@@ -124,16 +130,7 @@ dialog_gone() { ! ks_dialog_geometry > /dev/null; }
 tl_wait 20 dialog_gone || tl_fail "the Show tasks dialog did not close on Apply"
 three_t() { ks_shot "$win" t0; [ "$(ks_val t0 table_lines)" = 3 ]; }
 tl_wait 30 three_t || { cat t0.txt >&2; tl_fail "showing the special task leaves $(ks_val t0 table_lines) table lines, not its 3"; }
-e0=$(events)
-for n in 1 2; do
-	next_refresh
-	ks_shot "$win" t$n
-	[ "$(ks_val t$n table_lines)" = 3 ] ||
-		{ cat t$n.txt >&2; tl_fail "refresh $(ks_refreshes): the task filter was lost ($(ks_val t$n table_lines) table lines, not 3)"; }
-done
-e1=$(events)
-[ "$e1" -gt "$e0" ] || tl_fail "no new events over 2 refreshes ($e0, then $e1): the task filter was not tested"
-tl_log "task filter kept over 2 refreshes (to refresh $(ks_refreshes), $e0 -> $e1 events): 3 table lines"
+three_kept "task filter" 2 t
 ks_quit
 kill $wl
 
@@ -163,9 +160,12 @@ lost=$(overrun)
 next_refresh
 next_refresh
 # "- -": the whole copy in view (KernelShark draws the marks while the view
-# holds 10000 events or fewer, the buffer holds far fewer)
+# holds 10000 events or fewer, the buffer holds far fewer). The view
+# opened on the whole copy, which tail mode keeps whole: - - then holds
+# the view, or leaves it as it was
 xdotool mousemove 190 72 click 1
-tl_wait 20 ks_status 'view held' || { ks_titles >&2; tl_fail "- - did not hold the view"; }
+whole() { ks_status 'view held' || ks_status 'following every 500 ms, tail mode'; }
+tl_wait 20 whole || { ks_titles >&2; tl_fail "- - left the view neither held nor in tail mode"; }
 # a lost-events mark in every CPU plot (marks at distinct rows: one plot
 # each; the task's colour, which the band check needs, may be too pale)
 marks_at_starts() {

@@ -60,9 +60,11 @@ done
 tl_wait 30 ks_has_title "tracemap: [0-9]* events.*, refresh [2-9][0-9]* at .*, following every 500 ms, tail mode" ||
 	{ ks_titles >&2; tl_fail "--follow 500 did not refresh twice within 30 s"; }
 win=$(ks_window '^Kernel Shark')
-# the title changes before KernelShark paints: wait for the plots and rows
-drawn() { ks_shot "$win" v1; [ "$(ks_val v1 bands)" -ge 2 ] && [ "$(ks_val v1 table_rows)" -ge 5 ]; }
-tl_wait 30 drawn || { cat v1.txt >&2; tl_fail "the view of $vinst lacks CPU plots or table rows"; }
+# drawn SHOT BANDS KEY MIN: the window shows BANDS plot bands or more and
+# MIN or more of KEY (the title changes before KernelShark paints: a
+# condition for tl_wait)
+drawn() { ks_shot "$win" "$1"; [ "$(ks_val "$1" bands)" -ge "$2" ] && [ "$(ks_val "$1" "$3")" -ge "$4" ]; }
+tl_wait 30 drawn v1 2 table_rows 5 || { cat v1.txt >&2; tl_fail "the view of $vinst lacks CPU plots or table rows"; }
 tl_log "view of $vinst: $(ks_val v1 bands) plot bands, $(ks_val v1 table_rows) table rows"
 [ -n "$KS_SCREENSHOT" ] && ks_png v1 "$KS_SCREENSHOT"
 
@@ -113,8 +115,8 @@ tc_markers "$inst" 0 1 200
 tl_wait 30 ks_has_title "tracemap: 201 events, refresh [0-9]* at .*, tail mode" ||
 	{ ks_titles >&2; tl_fail "the view did not show the 200 new markers within 30 s"; }
 win=$(ks_window '^Kernel Shark')
-drawn1() { ks_shot "$win" w1; [ "$(ks_val w1 bands)" -ge 1 ] && [ "$(ks_val w1 rows_colored)" -ge 5 ]; }
-tl_wait 30 drawn1 || { cat w1.txt >&2; tl_fail "after one event and 200 more, the graph draws none of them"; }
+tl_wait 30 drawn w1 1 rows_colored 5 ||
+	{ cat w1.txt >&2; tl_fail "after one event and 200 more, the graph draws none of them"; }
 tl_log "one event, then 200: $(ks_val w1 bands) plot band, $(ks_val w1 rows_colored) coloured rows"
 kill -TERM $vpid
 tl_wait 30 tc_dead $vpid || tl_fail "tracemap view did not end within 30 s of SIGTERM"
