@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,9 +225,10 @@ const char *ti_instance_create(const char *tag, int buffer_kb, int subbuf_kb)
 		int kb;
 	} set[] = { { "buffer_subbuf_size_kb", subbuf_kb }, { "buffer_size_kb", buffer_kb } };
 	const char *name;
-	char val[32];
+	char val[32], *cur;
 	size_t k;
 	int i, ret;
+	bool same;
 
 	if (!ti_tracefs()) {
 		fprintf(stderr, "tracefs is not mounted or not writable: run as root and "
@@ -258,6 +260,12 @@ const char *ti_instance_create(const char *tag, int buffer_kb, int subbuf_kb)
 		if (set[k].kb <= 0)
 			continue;
 		snprintf(val, sizeof(val), "%d", set[k].kb);
+		/* a value already there is not written: some kernels refuse the write */
+		cur = ti_instance_read(name, set[k].file);
+		same = cur && atoi(cur) == set[k].kb;
+		free(cur);
+		if (same)
+			continue;
 		ret = ti_instance_write(name, set[k].file, val);
 		/* before Linux 6.8 every sub-buffer is one 4 KiB page, without the file */
 		if (ret == -ENOENT && k == 0 && set[k].kb == 4)
@@ -267,8 +275,12 @@ const char *ti_instance_create(const char *tag, int buffer_kb, int subbuf_kb)
 	}
 	return name;
 fail:
-	fprintf(stderr, "cannot set %s of %s to %s: %s\n", set[k].file, instances[i], val,
-		strerror(-ret));
+	if (ret == -EPERM && k == 0)
+		fprintf(stderr, "this kernel refuses to change buffer_subbuf_size_kb (EPERM): "
+			"no %d KiB sub-buffers\n", set[k].kb);
+	else
+		fprintf(stderr, "cannot set %s of %s to %s: %s\n", set[k].file, instances[i],
+			val, strerror(-ret));
 	remove_slot(i);
 	errno = -ret;
 	return NULL;

@@ -24,7 +24,7 @@ void ti_path(char *buf, size_t size, const char *name, const char *file);
  * ti_instance_remove() or, whatever happens, at exit and on SIGINT, SIGTERM,
  * SIGHUP and every signal given to ti_remove_on_signal(). Returns the name
  * (static storage per instance slot), or NULL with errno set and the reason
- * printed to stderr.
+ * printed to stderr (EPERM: the kernel refuses another sub-buffer size).
  */
 const char *ti_instance_create(const char *tag, int buffer_kb, int subbuf_kb);
 /*

@@ -52,7 +52,9 @@ wait $tm || tl_fail "tracemap stream exited $?"
 
 # 8 KiB sub-buffers are shown as the kernel maps them
 : > "$idir/trace"
-echo 8 > "$idir/buffer_subbuf_size_kb"
+# some kernels refuse the write (EPERM): the rest of the test has run
+echo 8 2>/dev/null > "$idir/buffer_subbuf_size_kb" ||
+	tl_skip "this kernel refuses buffer_subbuf_size_kb 8 (the checks before it passed)"
 "$TM" stat -B "$inst" > s4.txt || tl_fail "tracemap stat (8 KiB) failed"
 grep -qx "buffer_subbuf_size_kb: 8" s4.txt || tl_fail "sub-buffer size line"
 row s4.txt 0 | grep -q '^yes 8192 ' || tl_fail "cpu0 with 8 KiB: '$(row s4.txt 0)'"
