@@ -28,11 +28,21 @@ $(O)/tests/%: tests/%.c $(TEST_HARNESS) $(TEST_HARNESS_H) tests/sbuf-encode.[ch]
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) $(CFLAGS) $(LDFLAGS) $(TEST_CFLAGS) -o $@ $< $(TEST_HARNESS) tests/sbuf-encode.c \
 		$(LIB_A) $(CMOCKA_LIBS) $(TFS_LIBS) $(TEP_LIBS) -lpthread
 
-$(O)/tests/%-san: tests/%.c $(TEST_HARNESS) $(TEST_HARNESS_H) tests/sbuf-encode.[ch] $(LIB_SRCS) lib/*.h
+# compiled once for all of them: each test used to compile every library source again
+SAN_OBJS	:= $(patsubst %.c,$(O)/san/%.o,$(LIB_SRCS) $(TEST_HARNESS) tests/sbuf-encode.c)
+# kept after the build: make deletes the objects of a pattern rule chain otherwise
+.SECONDARY: $(SAN_OBJS)
+
+$(O)/san/%.o: %.c lib/*.h include/*.h $(TEST_HARNESS_H) tests/sbuf-encode.h
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(TEST_CFLAGS) -c -o $@ $<
+
+$(O)/tests/%-san: tests/%.c $(TEST_HARNESS_H) tests/sbuf-encode.h $(SAN_OBJS)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $@")
 	$(Q)$(CC) $(CPPFLAGS) $(BASE_CFLAGS) -O1 -g $(SAN_FLAGS) $(LDFLAGS) $(TEST_CFLAGS) -o $@ $< \
-		$(TEST_HARNESS) tests/sbuf-encode.c $(LIB_SRCS) $(CMOCKA_LIBS) $(TFS_LIBS) $(TEP_LIBS) -lpthread
+		$(SAN_OBJS) $(CMOCKA_LIBS) $(TFS_LIBS) $(TEP_LIBS) -lpthread
 
 CHECK_TARGETS	+= $(UNIT_TESTS) $(KERNEL_TESTS) $(SAN_TESTS)
 
