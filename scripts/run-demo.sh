@@ -35,17 +35,18 @@ echo "== tracemap stream$eopts   (a private instance; the workload runs ${secs} 
 # shellcheck disable=SC2086
 "$TM" stream $eopts > "$tmp/events.txt" 2> "$tmp/stderr.txt" &
 pid=$!
-inst=tracemap-$pid
-idir=$TFS/instances/$inst
 
-# up when the instance exists and our events are enabled (bounded: 10 s)
+# up when it has named its private instance and our events are enabled there (bounded: 10 s)
 n=0
-until [ "$(cat "$idir/events/sched/sched_wakeup/enable" 2>/dev/null)" = 1 ]; do
+inst=
+until [ -n "$inst" ] && [ "$(cat "$TFS/instances/$inst/events/sched/sched_wakeup/enable" 2>/dev/null)" = 1 ]; do
+	inst=$(sed -n 's/^tracemap: streaming the private instance \([^ ]*\) .*/\1/p' "$tmp/stderr.txt")
 	kill -0 "$pid" 2>/dev/null || { cat "$tmp/stderr.txt"; pid=; die "tracemap stream exited"; }
 	n=$((n + 1))
-	[ $n -gt 200 ] && die "tracemap stream did not start within 10 s"
+	[ $n -gt $((200 * ${TEST_TIMEOUT_SCALE:-1})) ] && die "tracemap stream did not start within $((10 * ${TEST_TIMEOUT_SCALE:-1})) s"
 	sleep 0.05
 done
+idir=$TFS/instances/$inst
 
 # the workload: on each CPU, short-lived processes and numbered markers
 end=$(($(date +%s) + secs))
