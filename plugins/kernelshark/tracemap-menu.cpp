@@ -19,6 +19,7 @@
  * declared below (KernelShark 2.2.1) and resolved when the plugin loads.
  * On another KernelShark the input part works and the menu is left out.
  */
+#include <algorithm>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -783,8 +784,10 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 
 	/*
 	 * A view of the whole copy (as KernelShark opens one, or zoomed all the
-	 * way out) stays one of the whole copy: its width is the data's, not a
-	 * choice to keep (a copy of one event opens 1 us wide).
+	 * way out) widens with the data while the buffer fills: its width was
+	 * the data's, not a choice to keep (a copy of one event opens 1 us
+	 * wide). It never narrows: a range that shrank when the buffer wraps
+	 * would move the markers right.
 	 */
 	tmks_live_counts(&shown);
 	bool whole = histo()->min <= (int64_t)shown.first_ts && histo()->max >= (int64_t)shown.last_ts;
@@ -797,7 +800,8 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 	int64_t nfirst = img.counts.first_ts, nlast = img.counts.last_ts;
 
 	if (follow.tail || histo()->max < nfirst || histo()->min > nlast)
-		tail_range(bins, whole ? whole_width(bins, nfirst, nlast) : width, nlast);
+		tail_range(bins, whole ? std::max(width, whole_width(bins, nfirst, nlast)) : width,
+			   nlast);
 
 	/* KernelShark's widgets look at the markers' rows while reloading */
 	for (int m : { MARK_A, MARK_B })
@@ -813,7 +817,7 @@ void apply(tmks_image img, kshark_data_stream *opened, int err)
 	int64_t first = store()->rows[0]->ts, last = store()->rows[n - 1]->ts;
 
 	if (whole)
-		width = whole_width(bins, first, last);
+		width = std::max(width, whole_width(bins, first, last));
 	/* a held range the buffer left behind shows the end, as tail mode would */
 	if (follow.tail || histo()->max < first || histo()->min > last)
 		tail_range(bins, width, last);
