@@ -23,6 +23,7 @@
  *   event-fork=0
  *   set_ftrace_filter=a b        a filter file's functions before (tracer.c)
  *   func_stack_trace=0           options/func_stack_trace before
+ *   func_stack_trace_global=0    the same flag is the top level's (one for all buffers)
  *   current_tracer=nop           the tracer before
  *   file=options/overwrite 0     a file of tracemap_instance_set() and its value before
  *
@@ -492,6 +493,30 @@ static int remove_instance(struct put_ctx *pc)
 	return 0;
 }
 
+/*
+ * A kernel with one func_stack_trace for every buffer: put back through the
+ * top level, even when the instance is gone or is to be removed.
+ */
+static void put_global_stack(struct put_ctx *pc)
+{
+	char val[16], path[PATH_MAX + 64];
+	int ret;
+
+	if (!value(pc->st->text, "func_stack_trace_global", val, sizeof(val)))
+		return;
+	snprintf(path, sizeof(path), "%s/options/func_stack_trace", pc->st->tracefs);
+	ret = put(path, val, false);
+	if (ret) {
+		tm_log(TRACEMAP_LOG_ERROR, "cannot put back the top level's func_stack_trace "
+		       "(writing '%s' to %s): %s", val, path, strerror(-ret));
+		if (!pc->failed)
+			pc->failed = ret;
+		return;
+	}
+	said(pc, "func_stack_trace %s in the top level and every instance (one flag for all)",
+	     val);
+}
+
 /* Put back what @st names; 0, or -errno when something could not be (said why). */
 static int put_back(const struct stale *st, char *what, size_t size)
 {
@@ -499,9 +524,11 @@ static int put_back(const struct stale *st, char *what, size_t size)
 	struct stat sb;
 
 	what[0] = '\0';
+	put_global_stack(&pc);
 	if (stat(st->idir, &sb)) {
-		snprintf(what, size, "nothing: %s is gone", st->idir);
-		return 0;
+		if (!what[0])
+			snprintf(what, size, "nothing: %s is gone", st->idir);
+		return pc.failed;
 	}
 	if (st->created)
 		return remove_instance(&pc);

@@ -35,8 +35,10 @@ enum { F_FILTER, F_NOTRACE, F_GRAPH, NR_FILTERS };
 
 struct tracemap_tracer {
 	char dir[PATH_MAX];		/* the instance's directory */
+	char top[PATH_MAX];		/* the tracefs directory: the top level */
 	char *old_tracer;		/* current_tracer before; NULL: untouched */
 	int old_stack;			/* options/func_stack_trace before; -1: untouched */
+	bool stack_global;		/* the kernel has one func_stack_trace for all buffers */
 	struct filter_file f[NR_FILTERS];
 	struct tm_state *state;		/* the crash record each change is noted in first */
 	bool own_state;			/* made by tracemap_tracer_set(): ended at restore */
@@ -84,31 +86,44 @@ static int open_file(const struct tracemap_tracer *t, const char *file, int flag
 	return open(path, flags | O_CLOEXEC);
 }
 
-/* The whole of @file (NULL + errno when it cannot be read), trailing newline cut. */
-static char *read_file(const struct tracemap_tracer *t, const char *file)
+/* The whole of @dir/@file (NULL + errno when it cannot be read), trailing newline cut. */
+static char *read_at(const char *dir, const char *file)
 {
 	char path[PATH_MAX + 64], *v;
 	size_t len;
 
-	snprintf(path, sizeof(path), "%s/%s", t->dir, file);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	v = tm_read_whole(path, &len);
 	if (v && len && v[len - 1] == '\n')
 		v[len - 1] = '\0';
 	return v;
 }
 
-/* Write @val to @file in one write(); 0 or -errno. */
-static int write_file(const struct tracemap_tracer *t, const char *file, const char *val)
+static char *read_file(const struct tracemap_tracer *t, const char *file)
 {
-	int fd = open_file(t, file, O_WRONLY | O_TRUNC), err;
+	return read_at(t->dir, file);
+}
+
+/* Write @val to @dir/@file in one write(); 0 or -errno. */
+static int write_at(const char *dir, const char *file, const char *val)
+{
+	char path[PATH_MAX + 64];
+	int fd, err;
 	ssize_t n;
 
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return tm_err(errno);
 	n = write(fd, val, strlen(val));
 	err = n < 0 ? errno : n == (ssize_t)strlen(val) ? 0 : EIO;
 	close(fd);
 	return err ? tm_err(err) : 0;
+}
+
+static int write_file(const struct tracemap_tracer *t, const char *file, const char *val)
+{
+	return write_at(t->dir, file, val);
 }
 
 /*
@@ -331,10 +346,43 @@ static int set_tracer(struct tracemap_tracer *t, const char *tracer)
 	return ret;
 }
 
+/* The top level's options/func_stack_trace: 0, 1, or -1 when it cannot be read */
+static int top_stack(const struct tracemap_tracer *t)
+{
+	char *v = read_at(t->top, "options/func_stack_trace");
+	int on;
+
+	if (!v)
+		return -1;
+	on = v[0] == '1';
+	free(v);
+	return on;
+}
+
+/*
+ * Some kernels keep func_stack_trace as one flag of the function
+ * tracer for every buffer: the instance's file then writes the top level's
+ * too. Told by the top level following the instance's write, whatever the
+ * version; said, and noted so that a repair puts the global flag back even
+ * after the instance is gone.
+ */
+static int check_stack_shared(struct tracemap_tracer *t, int top_before)
+{
+	if (top_before != 0 || top_stack(t) != 1)
+		return 0;
+	t->stack_global = true;
+	tm_log(TRACEMAP_LOG_WARN, "--func-stack: this kernel has one options/func_stack_trace for "
+	       "all buffers: setting it in %s also set it in the top level (%s) and in every other "
+	       "instance, whose function tracer records a stack trace after each function too; it "
+	       "is put back to 0 everywhere when this stream ends, or by 'tracemap reset' after a "
+	       "kill", t->dir, t->top);
+	return tm_state_note(t->state, "func_stack_trace_global", "0");
+}
+
 static int set_stack(struct tracemap_tracer *t)
 {
 	char *old = read_file(t, "options/func_stack_trace");
-	int ret;
+	int ret, top_before;
 
 	if (!old) {
 		ret = tm_err(errno ? errno : EIO);
@@ -356,12 +404,36 @@ static int set_stack(struct tracemap_tracer *t)
 		t->old_stack = -1;
 		return ret;
 	}
+	/* the top level itself: nothing else to tell apart */
+	top_before = strcmp(t->dir, t->top) ? top_stack(t) : -1;
 	ret = write_file(t, "options/func_stack_trace", "1");
 	if (ret) {
 		t->old_stack = -1;
 		file_error(t, "options/func_stack_trace", "write", "1", -ret);
+		return ret;
 	}
-	return ret;
+	return check_stack_shared(t, top_before);
+}
+
+/* Back to 0: through the top level when the flag is global (the instance may be gone) */
+static int restore_stack(struct tracemap_tracer *t)
+{
+	int err;
+
+	if (t->old_stack != 0)
+		return 0;
+	t->old_stack = -1;
+	if (!t->stack_global) {
+		err = write_file(t, "options/func_stack_trace", "0");
+		if (err)
+			file_error(t, "options/func_stack_trace", "put back", "0", -err);
+		return err;
+	}
+	err = write_at(t->top, "options/func_stack_trace", "0");
+	if (err)
+		tm_log(TRACEMAP_LOG_ERROR, "cannot put back '0' to %s/options/func_stack_trace (one "
+		       "flag for the top level and every instance): %s", t->top, strerror(-err));
+	return err;
 }
 
 /*
@@ -389,6 +461,7 @@ static struct tracemap_tracer *tracer_set(const char *tfs, const char *instance,
 	t->old_stack = -1;
 	t->owner = tm_cur_pid;
 	t->state = state;
+	snprintf(t->top, sizeof(t->top), "%s", tfs);
 	ret = tracemap_instance_dir(tfs, instance, t->dir, sizeof(t->dir));
 	if (ret < 0)
 		goto fail;
@@ -437,7 +510,9 @@ int tm_tracer_set(struct tracemap_tracer **out, const char *tfs, const char *ins
  * The filters first, then options/func_stack_trace, the tracer last: the
  * tracer starts with its filters in place. Each old value is written in
  * the crash record first (tracemap_state_repair() puts it back after a
- * kill).
+ * kill). Where the kernel has one func_stack_trace for all buffers (the
+ * top level follows the instance's write), a warning says so, and the
+ * put-back and the record name the top level's flag.
  *
  * Returns the handle tracemap_tracer_restore() puts everything back with,
  * or NULL with errno set after a message (nothing changed): EPERM when the
@@ -505,13 +580,9 @@ int tracemap_tracer_restore(struct tracemap_tracer *t)
 		}
 		free(t->old_tracer);
 	}
-	if (t->old_stack == 0) {
-		r = write_file(t, "options/func_stack_trace", "0");
-		if (r) {
-			file_error(t, "options/func_stack_trace", "put back", "0", -r);
-			ret = r;
-		}
-	}
+	r = restore_stack(t);
+	if (r)
+		ret = r;
 	for (i = NR_FILTERS - 1; i >= 0; i--)
 		restore_filter(t, &t->f[i]);
 	if (t->own_state)
