@@ -561,6 +561,8 @@ struct tep_handle;
 
 /* tracemap_format_opts.flags */
 #define TRACEMAP_FORMAT_NO_COMPILE	(1u << 0) /* format every event with tep_print_event() */
+/* funcgraph_entry/exit as trace-cmd report's function_graph; lines in order, see _flush() */
+#define TRACEMAP_FORMAT_FGRAPH		(1u << 1)
 
 struct tracemap_format_opts {
 	size_t sz;			/* sizeof(struct tracemap_format_opts) */
@@ -584,6 +586,8 @@ TRACEMAP_API void tracemap_format_free(struct tracemap_format *f);
 /* "comm-pid [cpu] time: name: info\n"; *out is owned by @f until its next call */
 TRACEMAP_API int tracemap_format_line(struct tracemap_format *f, const struct tracemap_event *ev,
 				      const char **out);
+/* TRACEMAP_FORMAT_FGRAPH: the line of a funcgraph_entry still held ("" when none) */
+TRACEMAP_API int tracemap_format_flush(struct tracemap_format *f, const char **out);
 /* the info part only, as tep_print_event(..., "%s", TEP_PRINT_INFO) */
 TRACEMAP_API int tracemap_format_info(struct tracemap_format *f, const struct tracemap_event *ev,
 				      const char **out);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
- * The text formatter's internals, shared by its three files:
+ * The text formatter's internals, shared by its four files:
  *   format-compile.c  an event type's print format -> a program (struct prog)
  *   format-run.c      a program run over one record into the output buffer
  *   format.c          the API: the formatter, the line prefix, the fallback
+ *   format-fgraph.c   function_graph lines as trace-cmd report prints them
  * Nothing here is visible outside the library.
  */
 #ifndef TM_FORMAT_LOCAL_H
@@ -261,6 +262,13 @@ struct op {
 };
 
 /* what a compiled event type is */
+/*
+ * function_graph (format-fgraph.c): the fields trace-cmd report's
+ * funcgraph_entry/funcgraph_exit handlers read, by name
+ */
+enum { FG_NONE, FG_ENTRY, FG_EXIT };
+enum { FG_FUNC, FG_DEPTH, FG_CALLTIME, FG_RETTIME, FG_NR_FIELDS };
+
 struct prog {
 	struct tep_event *event;
 	struct op *ops;
@@ -273,6 +281,8 @@ struct prog {
 	char *head;			/* " <name>: " padded to the column */
 	unsigned int head_len;
 	unsigned int fields_end;	/* end of the last fixed field: what tep_print_event() reads */
+	unsigned char fgraph;		/* FG_ENTRY, FG_EXIT: printed as trace-cmd's function_graph */
+	const struct tep_format_field *fg[FG_NR_FIELDS];
 	/* compile-time allocations, freed with the program */
 	void **allocs;
 	int nr_allocs;
@@ -322,6 +332,14 @@ struct tracemap_format {
 	unsigned char *pad;		/* a short record, zero-padded for tep_print_event() */
 	unsigned int pad_cap;
 	struct func_slot funcs[NR_FUNCS];
+	/* TRACEMAP_FORMAT_FGRAPH: a funcgraph_entry held until the next event says leaf or not */
+	bool fgraph;
+	bool fg_holding;
+	const struct prog *fg_pg;	/* the held entry's program */
+	const struct prog *fg_ret_pg;	/* the program of the exit that made it a leaf */
+	struct tracemap_event fg_held;	/* its data points to fg_data */
+	unsigned char *fg_data;
+	unsigned int fg_cap;
 };
 
 /* format-compile.c */
@@ -333,5 +351,18 @@ const char *tm_fmt_version_refusal(const char *built, const char *loaded, char *
 
 /* format-run.c */
 void tm_fmt_run(struct tracemap_format *f, const struct prog *pg, const void *data, int size);
+const struct func_slot *tm_fmt_func_of(struct tracemap_format *f, unsigned long long addr);
+
+/* format.c: the line of @ev into f->out after what is there; @ret: a leaf's funcgraph_exit */
+void tm_fmt_put_line(struct tracemap_format *f, const struct prog *pg,
+		     const struct tracemap_event *ev, const struct tracemap_event *ret);
+
+/* format-fgraph.c */
+void tm_fgraph_setup(struct prog *pg);
+void tm_fgraph_line(struct tracemap_format *f, const struct prog *pg,
+		    const struct tracemap_event *ev);
+void tm_fgraph_info(struct tracemap_format *f, const struct prog *pg,
+		    const struct tracemap_event *ev, const struct tracemap_event *ret);
+void tm_fgraph_flush(struct tracemap_format *f);
 
 #endif

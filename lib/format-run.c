@@ -538,7 +538,7 @@ static void run_raw_data(struct ectx *e, struct obuf *o, const struct op *op)
 }
 
 /* The function at @addr, looked up once per address (by its hash) */
-static const struct func_slot *func_of(struct tracemap_format *f, unsigned long long addr)
+const struct func_slot *tm_fmt_func_of(struct tracemap_format *f, unsigned long long addr)
 {
 	struct func_slot *fs = &f->funcs[(addr ^ (addr >> 12)) % NR_FUNCS];
 
@@ -596,7 +596,7 @@ void tm_fmt_run(struct tracemap_format *f, const struct prog *pg, const void *da
 		}
 		case OP_FUNC: {
 			unsigned long long v = eval(&e, op->x);
-			const struct func_slot *fs = func_of(f, v);
+			const struct func_slot *fs = tm_fmt_func_of(f, v);
 			const char *fn = fs->name;
 
 			if (fn) {

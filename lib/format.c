@@ -42,6 +42,8 @@ static struct prog *prog_of(struct tracemap_format *f, int type)
 		f->nr_progs = n;
 	}
 	f->progs[type] = tm_fmt_compile(f, type);
+	if (f->progs[type])
+		tm_fgraph_setup(f->progs[type]);
 	return f->progs[type];
 }
 
@@ -70,7 +72,7 @@ struct tracemap_format *tracemap_format_new(struct tep_handle *tep,
 	}
 	if (tm_opts_copy(&o, sizeof(o), opts, TM_FORMAT_OPTS_MIN_SZ, "tracemap_format_opts"))
 		return NULL;
-	if (o.flags & ~TRACEMAP_FORMAT_NO_COMPILE) {
+	if (o.flags & ~(TRACEMAP_FORMAT_NO_COMPILE | TRACEMAP_FORMAT_FGRAPH)) {
 		tm_log(TRACEMAP_LOG_ERROR, "tracemap_format_new: unknown flags 0x%x", o.flags);
 		errno = EINVAL;
 		return NULL;
@@ -80,6 +82,7 @@ struct tracemap_format *tracemap_format_new(struct tep_handle *tep,
 		return NULL;
 	f->tep = tep;
 	f->compile = !(o.flags & TRACEMAP_FORMAT_NO_COMPILE) && !tm_fmt_compile_refusal();
+	f->fgraph = o.flags & TRACEMAP_FORMAT_FGRAPH;
 	f->long_size = tep_get_long_size(tep) ? : (int)sizeof(long);
 	/* trace-cmd report shows microseconds for these clocks, the raw count for the others */
 	f->usecs = !o.clock || !strncmp(o.clock, "mono", 4);
@@ -111,6 +114,7 @@ void tracemap_format_free(struct tracemap_format *f)
 	free(f->progs);
 	free(f->out.buf);
 	free(f->pad);
+	free(f->fg_data);
 	trace_seq_destroy(&f->seq);
 	free(f);
 }
@@ -184,6 +188,18 @@ static int finish(struct tracemap_format *f, const char **out)
 	return f->out.len;
 }
 
+/* The checks and the program of one event's text; 0 or -errno */
+static int start(struct tracemap_format *f, const struct tracemap_event *ev, const char **out,
+		 struct prog **pg)
+{
+	if (!f || !ev || !out || ev->size < 2)
+		return tm_err(EINVAL);
+	f->out.len = 0;
+	f->st.events++;
+	*pg = prog_of(f, read_num(ev->data, 2));
+	return *pg ? 0 : tm_err(ENOMEM);
+}
+
 /**
  * tracemap_format_info - the event's own text, as tep_print_event("%s", TEP_PRINT_INFO)
  * @f: the formatter
@@ -196,14 +212,10 @@ int tracemap_format_info(struct tracemap_format *f, const struct tracemap_event 
 			 const char **out)
 {
 	struct prog *pg;
+	int ret = start(f, ev, out, &pg);
 
-	if (!f || !ev || !out || ev->size < 2)
-		return tm_err(EINVAL);
-	f->out.len = 0;
-	f->st.events++;
-	pg = prog_of(f, read_num(ev->data, 2));
-	if (!pg)
-		return tm_err(ENOMEM);
+	if (ret)
+		return ret;
 	info(f, pg, ev);
 	return finish(f, out);
 }
@@ -275,38 +287,16 @@ int tracemap_format_forget_names(struct tracemap_format *f)
 	return 0;
 }
 
-/**
- * tracemap_format_line - the line 'trace-cmd report' 3.1.6 prints for an event
- * @f: the formatter
- * @ev: the event
- * @out: set to the NUL-terminated line, ending in '\n', owned by @f and valid
- *	until its next call
- *
- * "comm-pid [cpu] time: name: info": comm right-aligned in 16 columns, the
- * pid left-aligned in 5, the CPU in 3 digits, the time in seconds with
- * microseconds (or the raw count for counter clocks), the name padded to 20.
- * The task's name is looked up once, then kept while the library changes
- * no name (see tracemap_format_forget_names()).
- *
- * Returns the length of the line, or -errno (EINVAL, ENOMEM).
- */
-int tracemap_format_line(struct tracemap_format *f, const struct tracemap_event *ev,
-			 const char **out)
+void tm_fmt_put_line(struct tracemap_format *f, const struct prog *pg,
+		     const struct tracemap_event *ev, const struct tracemap_event *ret)
 {
 	struct obuf *o = &f->out;
+	size_t start = o->len;
 	const char *comm;
-	struct prog *pg;
 	size_t comm_len;
 	char *q, *p;
 	int pid;
 
-	if (!f || !ev || !out || ev->size < 2)
-		return tm_err(EINVAL);
-	o->len = 0;
-	f->st.events++;
-	pg = prog_of(f, read_num(ev->data, 2));
-	if (!pg)
-		return tm_err(ENOMEM);
 	if (!pg->event || !pg->pid_size ||
 	    pg->pid_offset + pg->pid_size > ev->size) {
 		line_unknown(f, pg, ev);
@@ -353,11 +343,73 @@ int tracemap_format_line(struct tracemap_format *f, const struct tracemap_event 
 	*q++ = ':';
 	memcpy(q, pg->head, pg->head_len);
 	o->len = q + pg->head_len - o->buf;
-	info(f, pg, ev);
+	if (f->fgraph && pg->fgraph)
+		tm_fgraph_info(f, pg, ev, ret);
+	else
+		info(f, pg, ev);
 end:
-	if (o->len && o->buf[o->len - 1] == '\n')
+	if (o->len > start && o->buf[o->len - 1] == '\n')
 		o->len--;
 	ob_putc(o, '\n');
+}
+
+/**
+ * tracemap_format_line - the line 'trace-cmd report' 3.1.6 prints for an event
+ * @f: the formatter
+ * @ev: the event
+ * @out: set to the NUL-terminated line, ending in '\n', owned by @f and valid
+ *	until its next call
+ *
+ * "comm-pid [cpu] time: name: info": comm right-aligned in 16 columns, the
+ * pid left-aligned in 5, the CPU in 3 digits, the time in seconds with
+ * microseconds (or the raw count for counter clocks), the name padded to 20.
+ * The task's name is looked up once, then kept while the library changes
+ * no name (see tracemap_format_forget_names()).
+ *
+ * With TRACEMAP_FORMAT_FGRAPH, events come in the order they are printed
+ * and funcgraph_entry/funcgraph_exit print as trace-cmd report's
+ * function_graph: an entry is held (the text is empty) until the next
+ * event, which folds it into one "func();" line with the duration when it
+ * is its exit (same CPU, task and function); otherwise the held entry's
+ * "func() {" line comes first in the text. tracemap_format_flush() gives a
+ * held entry out when no event follows.
+ *
+ * Returns the length of the text (0: held), or -errno (EINVAL, ENOMEM).
+ */
+int tracemap_format_line(struct tracemap_format *f, const struct tracemap_event *ev,
+			 const char **out)
+{
+	struct prog *pg;
+	int ret = start(f, ev, out, &pg);
+
+	if (ret)
+		return ret;
+	if (f->fgraph)
+		tm_fgraph_line(f, pg, ev);
+	else
+		tm_fmt_put_line(f, pg, ev, NULL);
+	return finish(f, out);
+}
+
+/**
+ * tracemap_format_flush - the line of a funcgraph_entry still held
+ * @f: the formatter (TRACEMAP_FORMAT_FGRAPH)
+ * @out: set to the NUL-terminated line ("" when nothing is held), owned by
+ *	@f and valid until its next call
+ *
+ * The held entry's "func() {" line, as trace-cmd report prints an entry
+ * that no exit follows: for the end of the events, or when the caller
+ * stops waiting for the next one (a stream gone idle, lost events).
+ *
+ * Returns the length of the line (0: nothing was held), or -errno (EINVAL,
+ * ENOMEM).
+ */
+int tracemap_format_flush(struct tracemap_format *f, const char **out)
+{
+	if (!f || !out)
+		return tm_err(EINVAL);
+	f->out.len = 0;
+	tm_fgraph_flush(f);
 	return finish(f, out);
 }
 
