@@ -109,6 +109,7 @@ struct printer {
 	int sfd;
 	bool stop;			/* a signal arrived during a round */
 	bool raw;
+	uint64_t held_since;		/* tracemap_now_ns() of a funcgraph_entry held; 0: none */
 	struct output *out;
 };
 
@@ -125,6 +126,15 @@ void printer_print_stats(const struct printer *p);
 /* on_event/on_lost callbacks of the stream; the context is the struct printer. */
 int printer_on_event(void *ctx, const struct tracemap_event *ev);
 int printer_on_lost(void *ctx, int cpu, long long lost);
+
+/*
+ * A funcgraph_entry the formatter holds until the next event: its line now
+ * (flush), once it waited @hold_ns (idle), and the milliseconds until then
+ * (-1: none held). -1 once the output has ended, else 0.
+ */
+int printer_flush_held(struct printer *p);
+int printer_idle(struct printer *p, uint64_t hold_ns);
+int printer_hold_timeout(const struct printer *p, uint64_t hold_ns);
 
 /* -------------------------------------------------- stream-loop.c */
 

@@ -68,10 +68,12 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 		int latency_ms, bool round_flush)
 {
 	uint64_t max_ns = round_flush && !busy ? 0 : (uint64_t)latency_ms * 1000000;
+	/* a funcgraph_entry waits this long for its exit, then prints as "func() {" */
+	uint64_t hold_ns = (uint64_t)latency_ms * 1000000;
 	struct epoll_event e, evs[2];
 	struct output *o = p->out;
 	unsigned int rounds = 0;
-	int ep, ret, n, i;
+	int ep, ret, n, i, t, h;
 	bool stop = false;
 
 	if (busy) {
@@ -83,7 +85,7 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 			}
 			if (ret < 0)
 				goto fail;
-			if (out_due(o, max_ns)) {
+			if (printer_idle(p, hold_ns) || out_due(o, max_ns)) {
 				stop_taken(p);
 				return 0;
 			}
@@ -108,10 +110,12 @@ int stream_loop(struct tracemap_stream *s, struct printer *p, int sfd, bool busy
 	}
 	/* the library paces the rounds (libtracemap-stream(3), wake-up policy) */
 	while (!stop) {
-		n = epoll_wait(ep, evs, 2, out_timeout(o, max_ns));
+		t = out_timeout(o, max_ns);
+		h = printer_hold_timeout(p, hold_ns);
+		n = epoll_wait(ep, evs, 2, h >= 0 && (t < 0 || h < t) ? h : t);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n == 0 && out_due(o, max_ns))
+		if (n == 0 && (printer_idle(p, hold_ns) || out_due(o, max_ns)))
 			stop = true;
 		if (n < 0) {
 			ret = -errno;
@@ -165,6 +169,9 @@ bool stream_final_drain(struct tracemap_stream *s, struct printer *p, uint64_t s
 		if (ret <= 0)
 			break;
 	}
+	/* nothing follows a held funcgraph_entry now */
+	if (!o->err && !stop_cut_short())
+		printer_flush_held(p);
 	cut = p->stop || (o->err && o->err != EPIPE);
 	/* a second signal: write nothing more */
 	stop_requested(p->sfd);

@@ -29,6 +29,8 @@ static int printer_use_clock(struct printer *p, struct tracefs_instance *inst)
 	struct tracemap_format *f;
 
 	fo.clock = clock;
+	/* function_graph as trace-cmd report prints it: an entry waits for the next event */
+	fo.flags = TRACEMAP_FORMAT_FGRAPH;
 	f = tracemap_format_new(p->tep, &fo);
 	free(clock);
 	if (!f) {
@@ -118,11 +120,47 @@ static int print_event(struct printer *p, const struct tracemap_event *ev)
 		p->comm_pid = pid;
 		p->comm_known = comm && strcmp(comm, "<...>");
 	}
-	/* the line of trace-cmd report 3.1.6, from the library's one formatter */
+	/*
+	 * The line of trace-cmd report 3.1.6, from the library's one formatter;
+	 * none yet for a funcgraph_entry it holds until the next event.
+	 */
 	n = tracemap_format_line(p->fmt, ev, &line);
+	p->held_since = n == 0 ? tracemap_now_ns() : 0;
 	if (n <= 0)
 		return 0;
 	return out_put(p->out, line, n, true);
+}
+
+int printer_flush_held(struct printer *p)
+{
+	const char *line;
+	int n;
+
+	if (!p->held_since)
+		return 0;
+	p->held_since = 0;
+	n = tracemap_format_flush(p->fmt, &line);
+	if (n <= 0)
+		return 0;
+	return out_put(p->out, line, n, true);
+}
+
+int printer_hold_timeout(const struct printer *p, uint64_t hold_ns)
+{
+	uint64_t now, due;
+
+	if (!p->held_since)
+		return -1;
+	now = tracemap_now_ns();
+	due = p->held_since + hold_ns;
+	return due <= now ? 0 : (int)((due - now + 999999) / 1000000);
+}
+
+int printer_idle(struct printer *p, uint64_t hold_ns)
+{
+	if (!p->held_since || tracemap_now_ns() - p->held_since < hold_ns)
+		return 0;
+	return printer_flush_held(p);
 }
 
 int printer_on_event(void *ctx, const struct tracemap_event *ev)
@@ -169,6 +207,9 @@ int printer_on_lost(void *ctx, int cpu, long long lost)
 	char line[64];
 	int n;
 
+	/* a held entry came before the loss: its exit may be among the lost events */
+	if (printer_flush_held(p))
+		return -EPIPE;
 	if (lost > 0)
 		n = snprintf(line, sizeof(line), "CPU:%d [%lld EVENTS DROPPED]\n", cpu, lost);
 	else

@@ -15,7 +15,8 @@
 # workload under trace-cmd record gives the same lines in trace-cmd report
 # (pid, CPU and time masked); --func-stack gives a stack per call;
 # function_graph limited to the function (-g, or -l where the instance has
-# no set_graph_function) an entry and an exit per call; everything the
+# no set_graph_function) N calls printed as trace-cmd report prints them
+# (leaves folded, every "{" closed); everything the
 # options changed in the -B instance is back afterwards. Under TCG each
 # enable patches code slowly: the filters keep that bounded.
 . "$(dirname "$0")/../lib.sh"
@@ -169,11 +170,15 @@ if grep -qw function_graph "$idir/available_tracers"; then
 		[ "$(state)" = "$before" ] || tl_fail "-g refused: the instance changed"
 		streamed fg.txt current_tracer function_graph -p function_graph -l "$F"
 	fi
-	ne=$(grep -c -- "-$pid *\[.*funcgraph_entry:" fg.txt)
-	nx=$(grep -c -- "-$pid *\[.*funcgraph_exit:" fg.txt)
-	[ "$ne" -eq $N ] && [ "$nx" -eq $N ] ||
-		{ grep -- "-$pid " fg.txt | head; tl_fail "function_graph: $ne entries, $nx exits for $N calls"; }
-	tl_log "function_graph: $ne entries, $nx exits; first: $(grep -m1 -- "-$pid *\[.*funcgraph_entry:" fg.txt)"
+	# as trace-cmd report prints it: each call of F at depth 0, a leaf "F();"
+	# (its exit folded in) or "F() {" closed by a "}" exit; no raw "-->" lines
+	grep -- "-$pid *\[.*funcgraph_e" fg.txt > fgp.txt
+	nc=$(grep -c 'funcgraph_entry: .*|  [^ ].*()\( {\|;\)$' fgp.txt)
+	no=$(grep -c 'funcgraph_entry: .*() {$' fgp.txt)
+	nx=$(grep -c 'funcgraph_exit: .*|  *}$' fgp.txt)
+	[ "$nc" -eq $N ] && [ "$no" -eq "$nx" ] && ! grep -q -- '-->\|<--' fgp.txt ||
+		{ head fgp.txt; tl_fail "function_graph: $nc calls at depth 0 for $N, $no opened, $nx closed"; }
+	tl_log "function_graph: $N calls, $(grep -c '();$' fgp.txt) leaves, $no opened and closed; first: $(head -1 fgp.txt)"
 else
 	tl_log "no function_graph tracer in instances on this kernel: not run"
 fi
