@@ -509,6 +509,45 @@ static void test_rewrite_two_files(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * Nothing was consumed and the kernel overwrote 37 events: all of them are
+ * older than the first page kept, and the dump says so before it, with the
+ * count, also when that page carries the kernel's "events missed" flag
+ * without a count (the flag reports some of the same overwritten events,
+ * so neither "unknown" nor flag plus overrun would be right).
+ */
+static void test_overrun_before_flagged_page(void **state)
+{
+	char dir[] = "/tmp/tm-test-overrun.XXXXXX", cmd[4200];
+	uint64_t overrun = 37, nread = 0, commit;
+	struct tracemap_dump_cpu_stats st;
+	unsigned int seq = 0, count[2];
+	struct tracemap_cpu *c;
+	struct tracemap_dump *d;
+	unsigned char *map;
+
+	(void)state;
+	map = make_mapping(2, &seq, NULL, count);
+	memcpy(&commit, map + SBS + 8, sizeof(commit));
+	commit |= SBE_MISSED_EVENTS;
+	memcpy(map + SBS + 8, &commit, sizeof(commit));
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, 2, NULL, NULL);
+	assert_non_null(c);
+	assert_non_null(mkdtemp(dir));
+	make_tracefs(dir);
+	d = tm_dump_from_readers(&c, 1, &(struct tm_dump_src){ .tracefs = dir,
+				 .overrun = &overrun, .read = &nread });
+	assert_non_null(d);
+	assert_int_equal(tracemap_dump_stats(d, -1, &st, sizeof(st)), 0);
+	assert_int_equal(st.events, count[0] + count[1]);
+	assert_int_equal(st.lost_gaps, 0);
+	assert_int_equal(st.lost, 37);
+	tracemap_dump_free(d);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	munmap(map, SBS + 2 * SBS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -516,6 +555,7 @@ int main(void)
 		cmocka_unit_test(test_enabled_event_gone),
 		cmocka_unit_test(test_rewrite_equals_write),
 		cmocka_unit_test(test_rewrite_two_files),
+		cmocka_unit_test(test_overrun_before_flagged_page),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
