@@ -141,6 +141,18 @@ tl_instance() {
 # Register an instance created by someone else (e.g. trace-cmd -B) for cleanup.
 tl_track_instance() { TL_INSTANCES="$TL_INSTANCES $1"; }
 
+# tl_stack_own IDIR: true when IDIR's options/func_stack_trace is proven its
+# own. A kernel may keep one func_stack_trace for every buffer (6.18 does):
+# writing it in an instance then changes the top level, which no test may do.
+# Without a write, only a value that differs from the top level's proves it
+# per-instance; otherwise a test skips the steps that write it, saying
+# $TL_STACK_SKIP.
+tl_stack_own() {
+	[ -f "$1/options/func_stack_trace" ] && [ -f "$TL_TRACEFS/options/func_stack_trace" ] &&
+		[ "$(cat "$1/options/func_stack_trace")" != "$(cat "$TL_TRACEFS/options/func_stack_trace")" ]
+}
+TL_STACK_SKIP="func_stack_trace steps skipped: the instance's options/func_stack_trace equals the top level's, and only a write could tell whether the kernel keeps one flag for every buffer (6.18 does), a write that would change the top level"
+
 # tl_instance_state IDIR: what a tool must leave as it found it in the
 # instance directory IDIR: every event's enable file, buffer_percent, tracing_on.
 tl_instance_state() {

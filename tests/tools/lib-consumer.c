@@ -8,14 +8,16 @@
  *                                  pid in set_event_pid and buffer_percent 25;
  *                                  prints "instance NAME created N", then
  *                                  waits for SIGTERM (close) or SIGKILL
- *   lib-consumer hold INSTANCE TRACER   the same with TRACER as its tracer
- *                                  (opts.tracer) and options/func_stack_trace on
+ *   lib-consumer hold INSTANCE TRACER [nostack]   the same with TRACER as its
+ *                                  tracer (opts.tracer) and options/func_stack_trace
+ *                                  on (left alone with nostack)
  *   lib-consumer old-top           what a program linked against TRACEMAP_0.1
  *                                  gets for NULL and "": the top-level
  *                                  directory (read only, nothing opened)
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,12 +28,12 @@
 int old_instance_dir(const char *tracefs, const char *instance, char *buf, size_t size);
 __asm__(".symver old_instance_dir, tracemap_instance_dir@TRACEMAP_0.1");
 
-static int hold(const char *instance, const char *tracer)
+static int hold(const char *instance, const char *tracer, bool stack)
 {
 	static const struct tracemap_event_spec ev[] = { { "sched:sched_switch", "prev_pid != 1" } };
 	int pid = getpid(), created = 0, sig;
 	TRACEMAP_OPTS(tracemap_tracer_opts, to, .tracer = tracer,
-		      .flags = TRACEMAP_TRACER_FUNC_STACK);
+		      .flags = stack ? TRACEMAP_TRACER_FUNC_STACK : 0);
 	TRACEMAP_OPTS(tracemap_stream_opts, o, .events = ev, .nr_events = 1, .pids = &pid,
 		      .nr_pids = 1, .watermark = 25, .tracer = tracer ? &to : NULL);
 	struct tracemap_stream *s;
@@ -69,9 +71,10 @@ static int old_top(void)
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "hold"))
-		return hold(argc > 2 ? argv[2] : NULL, argc > 3 ? argv[3] : NULL);
+		return hold(argc > 2 ? argv[2] : NULL, argc > 3 ? argv[3] : NULL,
+			    argc <= 4 || strcmp(argv[4], "nostack"));
 	if (argc == 2 && !strcmp(argv[1], "old-top"))
 		return old_top();
-	fprintf(stderr, "usage: lib-consumer hold [INSTANCE [TRACER]] | old-top\n");
+	fprintf(stderr, "usage: lib-consumer hold [INSTANCE [TRACER [nostack]]] | old-top\n");
 	return 2;
 }

@@ -11,6 +11,9 @@
 #   the tracer and func_stack_trace back.
 # - Either way: a record of a process that is gone, naming current_tracer
 #   and func_stack_trace, is put back by tracemap reset, which says so.
+# The top level's options/func_stack_trace is never changed: where the
+# instance's flag is not proven its own (tl_stack_own), the consumer asks
+# for no func_stack_trace and the record names none (said in the log).
 . "$(dirname "$0")/../lib.sh"
 tl_require_root
 tl_require_tracemap
@@ -29,11 +32,18 @@ state() {
 	grep -H . "$idir/current_tracer" "$idir/options/func_stack_trace" \
 		"$idir/set_event_pid" "$idir/events/sched/sched_switch/filter"
 }
-# a new instance takes the top level's options: off, so that turning it on is a change
-echo 0 > "$idir/options/func_stack_trace" || tl_fail "cannot turn func_stack_trace off"
+top_stack=$(cat "$TL_TRACEFS/options/func_stack_trace")
+if tl_stack_own "$idir"; then
+	# its own flag: off, so that turning it on is a change
+	echo 0 > "$idir/options/func_stack_trace" || tl_fail "cannot turn func_stack_trace off"
+	stack= put_stack="func_stack_trace 0"
+else
+	tl_log "$TL_STACK_SKIP"
+	stack=nostack put_stack=
+fi
 state > before.txt
 
-"$LC" hold "$inst" function > hold.out 2> hold.err &
+"$LC" hold "$inst" function $stack > hold.out 2> hold.err &
 lc=$!
 tl_bg $lc
 opened_or_ended() { grep -q '^instance ' hold.out || tl_gone $lc; }
@@ -42,12 +52,13 @@ tl_wait 30 opened_or_ended ||
 if grep -q '^instance ' hold.out; then
 	# the kernel takes the function tracer: kill the consumer while it is set
 	tl_file_is "$idir/current_tracer" function || tl_fail "the stream did not set the tracer"
-	tl_file_is "$idir/options/func_stack_trace" 1 || tl_fail "the stream did not set func_stack_trace"
+	[ -n "$stack" ] || tl_file_is "$idir/options/func_stack_trace" 1 ||
+		tl_fail "the stream did not set func_stack_trace"
 	kill -KILL $lc
 	wait $lc 2> /dev/null
 	"$TM" reset > reset.out 2> reset.err || { cat reset.err; tl_fail "reset failed"; }
 	grep "put back what lib-consumer pid $lc (no longer running) left in instance $inst:" reset.err |
-		grep "current_tracer nop" | grep -q "func_stack_trace 0" ||
+		grep "current_tracer nop" | grep -q "$put_stack" ||
 		{ cat reset.err; tl_fail "reset did not say it put the tracer back"; }
 	tl_log "function tracer taken: reset put it back after SIGKILL"
 else
@@ -63,21 +74,30 @@ state > after.txt
 diff -u before.txt after.txt || tl_fail "$inst is not as it was"
 
 # a record of a process that is gone, as tracer.c writes it
-echo 1 > "$idir/options/func_stack_trace" || tl_fail "cannot set func_stack_trace"
+if [ -z "$stack" ]; then
+	echo 1 > "$idir/options/func_stack_trace" || tl_fail "cannot set func_stack_trace"
+	rec_stack="func_stack_trace=0
+"
+else
+	rec_stack=
+fi
 sh -c 'echo $$ > dead.pid'
 dead=$(cat dead.pid)
 tl_gone "$dead" || tl_fail "pid $dead still runs"
 mkdir -p "$TRACEMAP_STATE_DIR"
 old=$(cat "$idir/current_tracer")
-printf 'pid=%s\nstart=1\ncomm=lib-consumer\ntracefs=%s\ninstance=%s\nfunc_stack_trace=0\ncurrent_tracer=%s\n' \
-	"$dead" "$TL_TRACEFS" "$inst" "$old" > "$TRACEMAP_STATE_DIR/$dead-0.state"
+printf 'pid=%s\nstart=1\ncomm=lib-consumer\ntracefs=%s\ninstance=%s\n%scurrent_tracer=%s\n' \
+	"$dead" "$TL_TRACEFS" "$inst" "$rec_stack" "$old" > "$TRACEMAP_STATE_DIR/$dead-0.state"
 "$TM" reset > reset.out 2> reset.err || { cat reset.err; tl_fail "reset of the record failed"; }
 grep "put back what lib-consumer pid $dead (no longer running) left in instance $inst:" reset.err |
-	grep "current_tracer $old" | grep -q "func_stack_trace 0" ||
+	grep "current_tracer $old" | grep -q "$put_stack" ||
 	{ cat reset.err; tl_fail "reset did not say it put back the tracer and func_stack_trace"; }
-tl_file_is "$idir/options/func_stack_trace" 0 || tl_fail "reset left func_stack_trace on"
+[ -n "$stack" ] || tl_file_is "$idir/options/func_stack_trace" 0 ||
+	tl_fail "reset left func_stack_trace on"
 [ -z "$(ls "$TRACEMAP_STATE_DIR")" ] || tl_fail "the record is left after reset"
 state > after.txt
 diff -u before.txt after.txt || tl_fail "$inst is not as it was after reset"
-tl_log "a record with current_tracer and func_stack_trace: put back and said"
+tl_file_is "$TL_TRACEFS/options/func_stack_trace" "$top_stack" ||
+	tl_fail "the top level's func_stack_trace changed"
+tl_log "a record with current_tracer${put_stack:+ and func_stack_trace}: put back and said"
 echo "the tracer in the crash record: all checks passed"
