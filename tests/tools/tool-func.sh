@@ -152,10 +152,12 @@ grep -q 'tm_func_no_such_function: no function of this kernel matches' err.txt |
 [ "$(state)" = "$before" ] || tl_fail "an unmatched -l changed the instance"
 
 # 2. --func-stack: a stack trace after each call
+if tl_stack_own "$idir"; then
 streamed st.txt current_tracer function -p function -l "$F" --func-stack
 ns=$(grep -c -- "-$pid *\[.*kernel_stack:" st.txt)
 [ "$ns" -eq $N ] || { grep -- "-$pid " st.txt | head; tl_fail "$ns stack traces, not $N"; }
 tl_log "--func-stack: $N stack traces"
+else tl_log "--func-stack: $TL_STACK_SKIP"; fi
 
 # 3. function_graph, limited to F: -g where the instance has set_graph_function,
 # else -l (which limits function_graph too) after -g is refused with the reason.
