@@ -363,20 +363,25 @@ static int top_stack(const struct tracemap_tracer *t)
  * Some kernels keep func_stack_trace as one flag of the function
  * tracer for every buffer: the instance's file then writes the top level's
  * too. Told by the top level following the instance's write, whatever the
- * version; said, and noted so that a repair puts the global flag back even
- * after the instance is gone.
+ * version; noted so that a repair puts the global flag back even after the
+ * instance is gone.
  */
 static int check_stack_shared(struct tracemap_tracer *t, int top_before)
 {
 	if (top_before != 0 || top_stack(t) != 1)
 		return 0;
 	t->stack_global = true;
+	return tm_state_note(t->state, "func_stack_trace_global", "0");
+}
+
+/* Said once the tracer is set: a refused tracer puts the flag back at once */
+static void warn_stack_shared(const struct tracemap_tracer *t)
+{
 	tm_log(TRACEMAP_LOG_WARN, "--func-stack: this kernel has one options/func_stack_trace for "
 	       "all buffers: setting it in %s also set it in the top level (%s) and in every other "
 	       "instance, whose function tracer records a stack trace after each function too; it "
 	       "is put back to 0 everywhere when this stream ends, or by 'tracemap reset' after a "
 	       "kill", t->dir, t->top);
-	return tm_state_note(t->state, "func_stack_trace_global", "0");
 }
 
 static int set_stack(struct tracemap_tracer *t)
@@ -478,6 +483,8 @@ static struct tracemap_tracer *tracer_set(const char *tfs, const char *instance,
 		ret = set_stack(t);
 	if (!ret)
 		ret = set_tracer(t, o->tracer);
+	if (!ret && t->stack_global)
+		warn_stack_shared(t);
 	if (!ret)
 		return t;
 fail:
