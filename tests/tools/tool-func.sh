@@ -164,8 +164,10 @@ else tl_log "--func-stack: $TL_STACK_SKIP"; fi
 # An entry and an exit per call, in bounded time.
 if grep -qw function_graph "$idir/available_tracers"; then
 	if [ -e "$idir/set_graph_function" ]; then
+		FG="-g $F"
 		streamed fg.txt current_tracer function_graph -p function_graph -g "$F"
 	else
+		FG="-l $F"
 		"$TM" stream -B "$inst" -p function_graph -g "$F" true 2> err.txt &&
 			tl_fail "-g was taken without set_graph_function"
 		grep -q "has no set_graph_function" err.txt || { cat err.txt; tl_fail "-g: unclear refusal"; }
@@ -231,6 +233,23 @@ if command -v trace-cmd > /dev/null; then
 		{ head tc.raw; tl_fail "trace-cmd report shows $(grep -c function: tc.cmp) function lines, not $N"; }
 	diff -u tc.cmp tm.cmp > cmp.diff || { cat cmp.diff; tl_fail "tracemap stream and trace-cmd report differ on function lines"; }
 	tl_log "$N function lines equal to trace-cmd report's"
+	# function_graph with the options of 3: the same lines, durations masked
+	if [ -n "${FG:-}" ]; then
+		tl_cmdlines trace-cmd record -B "$inst" -p function_graph $FG -o tg.dat \
+			sh -c "trap 'sh $TL_TMP/cmdlines-refresh.sh' EXIT; python3 -c \"\$W\"" \
+			> tg.log 2>&1 || tl_log "trace-cmd record -p function_graph exited $?"
+		trace-cmd report -i tg.dat > tg.raw 2> tg.err ||
+			{ cat tg.log tg.err; tl_fail "trace-cmd report of function_graph failed"; }
+		sed -n "s/^$inst: //p" tg.raw > tg.txt
+		dur='s/funcgraph_(entry|exit): +[$#!+ ] [0-9.]+ us +\|/funcgraph_\1: DURATION |/'
+		lines_of fg.txt | sed -E "$dur" > fm.cmp
+		lines_of tg.txt | sed -E "$dur" > fc.cmp
+		[ "$(grep -c funcgraph_ fc.cmp)" -ge $N ] ||
+			{ head tg.raw; tl_fail "trace-cmd report shows $(grep -c funcgraph_ fc.cmp) function_graph lines"; }
+		diff -u fc.cmp fm.cmp > fg.diff ||
+			{ cat fg.diff; tl_fail "tracemap stream and trace-cmd report differ on function_graph lines"; }
+		tl_log "$(wc -l < fm.cmp) function_graph lines ($FG) equal to trace-cmd report's, durations masked"
+	fi
 fi
 
 exit 0
