@@ -12,7 +12,8 @@
 #
 #   KM_KERNELS="pkg ..."   Debian packages to boot (default: the newest
 #                          linux-image-6.1.0-N-amd64 and linux-image-6.12.N+deb12-amd64);
-#                          "native" names the running kernel
+#                          "6.1", "6.12" the newest of that series; "native"
+#                          names the running kernel
 #   KM_TESTS="t ..."       tests (default: the kernel-facing ones, see below)
 #   KM_SMOKE=1             the guests only, with the smoke subset of .ci/run:
 #                          exact counts through both backends, snapshot,
@@ -62,6 +63,23 @@ if [ -z "${KM_KERNELS:-}" ]; then
 		die "no linux-image-6.1.0-N-amd64 or linux-image-6.12.N+deb12-amd64 in apt's lists: check /etc/apt/sources.list(.d) names bookworm and bookworm-security"
 	KM_KERNELS="$k61 $k612 native"
 fi
+# "6.1" and "6.12" name the newest package of that series; apt-get download
+# takes any other name it has no package of for a pattern ("6.12" fetched
+# every package whose name holds 6.12): only linux-image-* names go to it
+kernels=
+for k in $KM_KERNELS; do
+	case $k in
+	native) ;;
+	*[][*?^\$\|]*) die "KM_KERNELS: '$k' is a pattern: name a linux-image-* package, 6.1, 6.12 or native" ;;
+	linux-image-*) ;;
+	6.1) k=$(newest '^linux-image-6\.1\.0-[0-9]+-amd64$') ;;
+	6.12) k=$(newest '^linux-image-6\.12\.[0-9]+\+deb12-amd64$') ;;
+	*) die "KM_KERNELS: '$k' is no linux-image-* package, 6.1, 6.12 nor native" ;;
+	esac
+	[ -n "$k" ] || die "KM_KERNELS: no package of that series in apt's lists (apt-get update)"
+	kernels="$kernels $k"
+done
+KM_KERNELS=$kernels
 
 # the kernel-facing tests (not the unit tests, fuzzers, sanitizer builds,
 # nor the tool's option parsing and the install check, which no kernel changes)
