@@ -183,6 +183,28 @@ if grep -qw function_graph "$idir/available_tracers"; then
 	[ "$nc" -eq $N ] && [ "$no" -eq "$nx" ] && ! grep -q -- '-->\|<--' fgp.txt ||
 		{ head fgp.txt; tl_fail "function_graph: $nc calls at depth 0 for $N, $no opened, $nx closed"; }
 	tl_log "function_graph: $N calls, $(grep -c '();$' fgp.txt) leaves, $no opened and closed; first: $(head -1 fgp.txt)"
+	# an entry whose exit is seconds away is not held until then: the idle
+	# stream prints it as "S() {" within --latency-ms, then the exit "}"
+	S=$(pick hrtimer_nanosleep do_nanosleep)
+	if [ -n "$S" ]; then
+		"$TM" stream -B "$inst" -p function_graph -l "$S" > sl.txt 2> sl.err &
+		tm=$!
+		tl_bg $tm
+		tl_wait 150 tl_file_is "$idir/current_tracer" function_graph ||
+			{ cat sl.err; tl_fail "-l $S: no function_graph tracer"; }
+		sleep 8 &
+		sp=$!
+		tl_wait 60 grep -q -- "-$sp *\[.*funcgraph_entry: .*|  $S() {\$" sl.txt ||
+			{ cat sl.err; grep -- "-$sp " sl.txt; tl_fail "-l $S: no '$S() {' while it sleeps"; }
+		kill -0 $sp 2> /dev/null || tl_log "note: sleep ended before the check (a slow machine)"
+		wait $sp
+		tl_wait 60 grep -q -- "-$sp *\[.*funcgraph_exit: .*|  }\$" sl.txt ||
+			{ grep -- "-$sp " sl.txt; tl_fail "-l $S: no exit after the sleep"; }
+		kill -INT $tm
+		wait $tm || { cat sl.err; tl_fail "-l $S: tracemap stream exited $?"; }
+		[ "$(state)" = "$before" ] || tl_fail "-l $S: the instance was not put back"
+		tl_log "function_graph: an entry printed while its call sleeps: $(grep -m1 -- "-$sp " sl.txt)"
+	fi
 else
 	tl_log "no function_graph tracer in instances on this kernel: not run"
 fi
