@@ -352,7 +352,8 @@ struct tracemap_stream;
  */
 TRACEMAP_API struct tracemap_stream *
 tracemap_stream_open(const char *instance, const struct tracemap_stream_opts *opts);
-TRACEMAP_API void tracemap_stream_close(struct tracemap_stream *s);
+/* 0, or -errno when something it set up could not be put back (said why) */
+TRACEMAP_API int tracemap_stream_close(struct tracemap_stream *s);
 /*
  * The instance the stream reads (TRACEMAP_TOP_LEVEL for the top level), owned
  * by @s; *@created (when not NULL) is 1 when the stream made it and removes it

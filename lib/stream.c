@@ -210,19 +210,23 @@ static int set_watermark(struct tracemap_stream *s, const char *idir, int waterm
 	return watermark;
 }
 
-static void restore_watermark(struct tracemap_stream *s)
+static int restore_watermark(struct tracemap_stream *s)
 {
 	char val[16];
 	int ret;
 
 	if (s->old_percent < 0)
-		return;
+		return 0;
 	snprintf(val, sizeof(val), "%d", s->old_percent);
 	ret = tm_write_file(s->percent_path, val);
+	/* an instance removed under the stream took its buffer_percent with it */
+	if (ret == -ENOENT || ret == -ENODEV)
+		ret = 0;
 	if (ret < 0)
 		tm_log(TRACEMAP_LOG_WARN, "cannot restore %s to %d: %s", s->percent_path,
 		       s->old_percent, strerror(-ret));
 	s->old_percent = -1;
+	return ret < 0 ? ret : 0;
 }
 
 /* ------------------------------------------------------------ opening */
@@ -556,13 +560,17 @@ struct tracemap_stream *tm_stream_open_readers(struct tracemap_cpu **cpus, int n
 /**
  * tracemap_stream_close - close the readers, restore buffer_percent, free
  * @s: the stream; NULL is allowed
+ *
+ * Returns 0, or the first -errno of buffer_percent and the instance's
+ * put-back (tracemap_instance_close()), each said in a message: a tool
+ * exits with failure when the kernel is left changed.
  */
-void tracemap_stream_close(struct tracemap_stream *s)
+int tracemap_stream_close(struct tracemap_stream *s)
 {
-	int i;
+	int i, ret = 0, r;
 
 	if (!s)
-		return;
+		return 0;
 	/* the events first: nothing more is written for a reader that goes away */
 	tm_events_restore(s->events);
 	tm_self_free(s->self);
@@ -572,10 +580,12 @@ void tracemap_stream_close(struct tracemap_stream *s)
 	free(s->cpus);
 	/* the instance is the parent's to put back */
 	if (s->percent_path && !tm_in_child(s->owner))
-		restore_watermark(s);
+		ret = restore_watermark(s);
 	/* last, with no reader left (the kernel takes the tracer back now): a
 	 * private instance goes once nothing uses it */
-	tracemap_instance_close(s->inst);
+	r = tracemap_instance_close(s->inst);
+	if (r && !ret)
+		ret = r;
 	free(s->percent_path);
 	free(s->clock_path);
 	if (s->epfd >= 0)
@@ -585,6 +595,7 @@ void tracemap_stream_close(struct tracemap_stream *s)
 	if (s->kickfd >= 0)
 		close(s->kickfd);
 	free(s);
+	return ret;
 }
 
 /**

@@ -795,7 +795,8 @@ int cmd_flight(int argc, char **argv)
 	}
 out:
 	/* reverse order of the setup; the library puts back what the instance was given */
-	tracemap_stream_close(s);
+	if (tracemap_stream_close(s))
+		ret = 1;
 	tracemap_events_restore(events);
 	if (tracemap_instance_close(inst))
 		ret = 1;

@@ -399,8 +399,10 @@ int cmd_stream(int argc, char **argv)
 out:
 	command_abort();
 	printer_free(&p);
-	/* the events, the tracer, then the instance: the library puts all back */
-	tracemap_stream_close(s);
+	/* the events, the tracer, then the instance: the library puts all back
+	 * (a failure is said there, and is the run's failure) */
+	if (tracemap_stream_close(s))
+		ret = 1;
 	if (tfs)
 		instance_closed(&si, tfs);
 	free(o.buf.specs);
