@@ -81,7 +81,11 @@ summary() {
 # after the test; fd 3 keeps the runner's standard input for it
 exec 3<&0
 tpid=
+# the crash records (lib/state.c) of the consumers a test kills stay with
+# the test, not in the machine's /run/tracemap; a test may set its own
+statedir=$(mktemp -d "${TMPDIR:-/tmp}/tracemap-state.XXXXXX") || exit 1
 run_one() {
+	TRACEMAP_STATE_DIR=${TRACEMAP_STATE_DIR:-$statedir/$name} \
 	TEST_TIMEOUT_SCALE=$scale timeout -k 10 "$to" "$t" > "$1" 2>&1 <&3 3<&- &
 	tpid=$!
 	wait $tpid
@@ -104,6 +108,7 @@ interrupted() {
 		wait "$tpid" 2> /dev/null
 	fi
 	summary
+	rm -rf "$statedir"
 	echo "interrupted: the tests after $t did not run"
 	exit 130
 }
@@ -174,4 +179,5 @@ for t in "$@"; do
 done
 
 summary
+rm -rf "$statedir"
 [ "$fail" -eq 0 ]
