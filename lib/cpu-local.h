@@ -66,6 +66,7 @@ struct tm_readsrc {
 	uint64_t seen_entries;	/* its events written since the reset, as last seen */
 	uint64_t expect_read;	/* the kernel's read count as our own reads make it */
 	uint64_t looked_ns;	/* the last look at the counters for a reset */
+	uint64_t backlog;	/* events still to come after the last page, as then counted */
 	bool cleared_pending;	/* a reset's gap waits for the next page */
 	int unpinned_err;	/* the thread could not be moved back: errno, told once */
 	bool no_move;		/* ... and is never moved again */
@@ -209,6 +210,7 @@ void tm_read_init(struct tracemap_cpu *c);
 int tm_read_region(struct tracemap_cpu *c, struct tracemap_region *r);
 /* Events the kernel stepped past that it still counts unread, reported lost so far */
 uint64_t tm_read_skipped(const struct tracemap_cpu *c);
+uint64_t tm_read_backlog(const struct tracemap_cpu *c);
 
 /* cpu-snapshot.c */
 /* Copy every sub-buffer and order them; the follow source starts after them. */

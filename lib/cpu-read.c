@@ -35,6 +35,11 @@ void tm_read_init(struct tracemap_cpu *c)
 	c->rd.looked_ns = tm_now_ns();
 }
 
+static uint64_t unread_of(const struct tracemap_cpu_stats *k)
+{
+	return k->kernel_entries - k->kernel_overrun - k->kernel_read;
+}
+
 /* an idle reader looks at the counters for a reset at most this often */
 #define RESET_LOOK_NS		(10 * 1000 * 1000)
 
@@ -70,6 +75,8 @@ static void look_for_reset(struct tracemap_cpu *c, bool idle)
 	}
 	c->rd.expect_read = k.kernel_read;
 	c->loss.seen_read = k.kernel_read;
+	/* what a stream's fill priority weighs (tm_cpu_backlog()); the skipped never come */
+	c->rd.backlog = unread_of(&k) > c->rd.skipped ? unread_of(&k) - c->rd.skipped : 0;
 }
 
 /* Data records of the page @r: what read() added to the kernel's read count */
@@ -125,11 +132,6 @@ static int page_region(struct tracemap_cpu *c, struct tracemap_region *r, ssize_
 		c->rd.cleared_pending = false;
 	}
 	return 1;
-}
-
-static uint64_t unread_of(const struct tracemap_cpu_stats *k)
-{
-	return k->kernel_entries - k->kernel_overrun - k->kernel_read;
 }
 
 static bool same_counters(const struct tracemap_cpu_stats *a, const struct tracemap_cpu_stats *b)
@@ -263,12 +265,21 @@ int tm_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
 			return 0;
 	}
 	c->rd.after_page = n > 0;
-	if (n <= 0)
+	if (n <= 0) {
+		/* nothing to hand out: whatever the counters said after the last page */
+		c->rd.backlog = 0;
 		return skipped_check(c, r);
+	}
 	return page_region(c, r, n);
 }
 
 uint64_t tm_read_skipped(const struct tracemap_cpu *c)
 {
 	return c->rd.skipped;
+}
+
+/* Events the kernel held for this reader after its last page (0 once read() found none) */
+uint64_t tm_read_backlog(const struct tracemap_cpu *c)
+{
+	return c->rd.backlog;
 }

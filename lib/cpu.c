@@ -878,6 +878,9 @@ uint64_t tm_cpu_backlog(const struct tracemap_cpu *c)
 	struct tracemap_cpu_stats s = { 0 };
 	struct tm_meta m;
 
+	/* read(): the stats file as read after the last page, no file read per choice */
+	if (c->backend == TRACEMAP_BACKEND_READ)
+		return tm_read_backlog(c);
 	if (!c->meta)
 		return 0;
 	tm_meta_load(c->meta, &m);

@@ -921,8 +921,9 @@ static int next_ordered(struct tracemap_stream *s, struct scpu **out)
 
 /*
  * Fill priority: drain a region of the CPU whose buffer holds the most,
- * then choose again. Every CPU's meta page is fresh from the refill's
- * GET_READER at the start of a round.
+ * then choose again. Every CPU's counters are fresh from the refill's
+ * GET_READER, or read() and its look at the stats file, at the start of a
+ * round.
  */
 static int next_unordered(struct tracemap_stream *s, struct scpu **out)
 {

@@ -613,7 +613,10 @@ bool tm_cpu_writer_left(struct tracemap_cpu *c);
  */
 struct tm_walk *tm_cpu_region_walk(struct tracemap_cpu *c);
 void tm_cpu_walked(struct tracemap_cpu *c, unsigned int n);
-/* Events the kernel holds beyond what it handed out, from the meta page (0 without one). */
+/*
+ * Events the kernel holds beyond what it handed out: the meta page's counters,
+ * or for read() the stats file's as read after the last page.
+ */
 uint64_t tm_cpu_backlog(const struct tracemap_cpu *c);
 
 /* ------------------------------------------------------------ streams */
