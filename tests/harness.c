@@ -87,6 +87,62 @@ bool th_have_mmap(void)
 	return have_mmap;
 }
 
+/* ------------------------------------------------- backends of a case */
+
+const enum th_backend th_backends[3] = { TH_NATIVE, TH_MMAP, TH_READ };
+
+/* the running case's, from th_backend_case() */
+static enum th_backend case_backend = TH_NATIVE;
+
+enum th_backend th_backend_case(void **state)
+{
+	const enum th_backend *b = state ? *state : NULL;
+
+	case_backend = b ? *b : TH_NATIVE;
+	if (case_backend == TH_MMAP)
+		th_mapping_case("the same case through read() is its twin");
+	printf("# backend: %s\n", !th_on_read() ? "the mapping" : th_have_mmap() ?
+	       "read(), forced (TRACEMAP_CPU_FORCE_READ)" : "read(), the kernel's only way");
+	return case_backend;
+}
+
+void th_mapping_case(const char *what)
+{
+	if (!th_have_mmap()) {
+		printf("skip: needs the mapping of trace_pipe_raw (Linux 6.10 or later): %s\n",
+		       what);
+		skip();
+	}
+	case_backend = TH_MMAP;
+}
+
+bool th_on_read(void)
+{
+	return case_backend == TH_READ || (case_backend == TH_NATIVE && !th_have_mmap());
+}
+
+unsigned int th_cpu_flags(void)
+{
+	/* without the mapping no flag: the fallback must happen by itself */
+	return th_on_read() && th_have_mmap() ? TRACEMAP_CPU_FORCE_READ : 0;
+}
+
+void th_assert_stream_backend(const struct tracemap_stream *s)
+{
+	enum tracemap_backend want = th_on_read() ? TRACEMAP_BACKEND_READ : TRACEMAP_BACKEND_MMAP;
+	int i, n = tracemap_stream_nr_cpus(s);
+
+	assert_true(n > 0);
+	for (i = 0; i < n; i++) {
+		int got = tracemap_cpu_backend(tracemap_stream_cpu(s, i));
+
+		if (got != (int)want)
+			fail_msg("reader %d of the stream is on the %s backend, the case is on %s", i,
+				 got == TRACEMAP_BACKEND_READ ? "read()" : "mapping",
+				 want == TRACEMAP_BACKEND_READ ? "read()" : "the mapping");
+	}
+}
+
 void th_pin(int cpu)
 {
 	cpu_set_t set;
@@ -422,7 +478,8 @@ int th_fixture_run(const char *name, const struct CMUnitTest *tests, size_t n,
 		   struct th_fixture *f)
 {
 	run_fixture = f;
-	th_require_mmap();
+	/* the cases of the mapping skip one by one (th_fixture_open(), th_mapping_case()) */
+	th_require_tracefs();
 	return _cmocka_run_group_tests(name, tests, n, fixture_setup, th_fixture_teardown) ? 1 : 0;
 }
 
@@ -450,10 +507,13 @@ struct tracemap_cpu *th_fixture_open(struct th_fixture *f, int cpu, enum tracema
 				     unsigned int flags)
 {
 	struct tracemap_cpu_opts o = { .sz = sizeof(o), .mode = mode, .flags = flags };
+	/* a read() case's consuming reader: forced, or the kernel's fallback */
+	bool read = (flags & TRACEMAP_CPU_FORCE_READ) ||
+		    (mode == TRACEMAP_MODE_CONSUME && th_on_read());
 	struct tracemap_cpu *c;
 	int i;
 
-	if (!(flags & TRACEMAP_CPU_FORCE_READ) && !th_have_mmap()) {
+	if (!read && !th_have_mmap()) {
 		printf("skip: the mapping is needed (Linux 6.10 or later)\n");
 		skip();
 	}
@@ -467,8 +527,8 @@ struct tracemap_cpu *th_fixture_open(struct th_fixture *f, int cpu, enum tracema
 	f->rd[i] = c;
 	assert_int_equal(tracemap_cpu_mode(c), mode);
 	/* a silent fallback would test the wrong backend */
-	assert_int_equal(tracemap_cpu_backend(c), flags & TRACEMAP_CPU_FORCE_READ ?
-			 TRACEMAP_BACKEND_READ : TRACEMAP_BACKEND_MMAP);
+	assert_int_equal(tracemap_cpu_backend(c), read ? TRACEMAP_BACKEND_READ :
+			 TRACEMAP_BACKEND_MMAP);
 	return c;
 }
 

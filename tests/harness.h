@@ -42,6 +42,43 @@ void th_require_mmap(void);
 void th_require_tracefs(void);
 bool th_have_mmap(void);
 
+/* ------------------------------------------------ backends of a case */
+
+/*
+ * A consuming case that means the same through the mapping and through
+ * read() is listed twice (TH_BOTH()), with its backend as cmocka's initial
+ * state, and starts with th_backend_case(). Through read() a stream or
+ * reader opened with th_cpu_flags(): where the kernel cannot map, no flag
+ * (the library must fall back by itself), elsewhere TRACEMAP_CPU_FORCE_READ.
+ * A case about the mapping calls th_mapping_case() instead: it skips, with
+ * the reason, on a kernel without the mapping.
+ */
+enum th_backend {
+	TH_NATIVE,			/* what the kernel gives (a NULL state) */
+	TH_MMAP,
+	TH_READ,
+};
+
+extern const enum th_backend th_backends[3];
+#define TH_ON(b)	((void *)&th_backends[b])
+#define TH_BOTH(fn, setup, teardown) \
+	{ #fn " mmap", fn, setup, teardown, TH_ON(TH_MMAP) }, \
+	{ #fn " read", fn, setup, teardown, TH_ON(TH_READ) }
+
+/*
+ * Start a case on the backend of @state (NULL: TH_NATIVE): a mapping case
+ * skips where the kernel cannot map. Prints the backend. Returns it.
+ */
+enum th_backend th_backend_case(void **state);
+/* A case about the mapping (@what): skips with the reason where the kernel cannot map */
+void th_mapping_case(const char *what);
+/* The running case reads through read() (asked for, or the kernel's only way) */
+bool th_on_read(void);
+/* tracemap_cpu_opts.flags, tracemap_stream_opts.cpu_flags of the running case */
+unsigned int th_cpu_flags(void);
+/* Every reader of @s is on the running case's backend: no silent fallback */
+void th_assert_stream_backend(const struct tracemap_stream *s);
+
 /*
  * ti_instance_create() (instance "tmtest-<tag>-<pid>-<n>"), which also
  * removes it when the test crashes or times out: on SIGSEGV, SIGABRT,
@@ -245,10 +282,10 @@ struct tracemap_cpu *th_fixture_consume_markers(struct th_fixture *f, int buffer
 						unsigned int taken);
 
 /*
- * The main() of a kernel test of the mapping over the fixture @f: exit 77
- * without the mapping, the thread's CPU affinity saved, and after every test
- * (give each th_fixture_teardown) and the group @f dropped and the affinity
- * restored. Returns the exit status.
+ * The main() of a kernel test over the fixture @f: exit 77 without tracefs
+ * (the cases of the mapping skip one by one), the thread's CPU affinity
+ * saved, and after every test (give each th_fixture_teardown) and the group
+ * @f dropped and the affinity restored. Returns the exit status.
  */
 int th_fixture_run(const char *name, const struct CMUnitTest *tests, size_t n,
 		   struct th_fixture *f);

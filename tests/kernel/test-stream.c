@@ -165,6 +165,7 @@ static struct tracemap_stream *open_stream(unsigned int flags, int watermark, in
 	struct tracemap_stream_opts o = {
 		.sz = sizeof(o), .mode = mode, .flags = flags, .watermark = watermark,
 		.latency_ms = latency_ms, .on_event = on_event, .on_lost = on_lost, .ctx = &cb,
+		.cpu_flags = th_cpu_flags(),
 	};
 
 	/* buffer_percent 0, a wakeup for every event: only on request */
@@ -173,6 +174,7 @@ static struct tracemap_stream *open_stream(unsigned int flags, int watermark, in
 
 	stream = tracemap_stream_open(fx.inst, &o);
 	assert_non_null(stream);
+	th_assert_stream_backend(stream);
 	return stream;
 }
 
@@ -284,6 +286,7 @@ static void test_ordered_prefilled(void **state)
 {
 	struct tracemap_cpu_stats st[2];
 
+	th_backend_case(state);
 	require_two_cpus();
 	new_instance(1024);
 	write_interleaved(INTERLEAVED);
@@ -297,7 +300,14 @@ static void test_ordered_prefilled(void **state)
 	stream_stats(0, &st[0]);
 	stream_stats(1, &st[1]);
 	assert_int_equal(st[0].events + st[1].events, INTERLEAVED);
-	assert_true(st[0].get_reader > 0 && st[1].get_reader > 0);
+	/* each CPU through its backend's calls, and only those */
+	if (th_on_read()) {
+		assert_true(st[0].reads > 0 && st[1].reads > 0);
+		assert_int_equal(st[0].get_reader + st[1].get_reader, 0);
+	} else {
+		assert_true(st[0].get_reader > 0 && st[1].get_reader > 0);
+		assert_int_equal(st[0].reads + st[1].reads, 0);
+	}
 	assert_true(st[0].wakeups > 0 && st[1].wakeups > 0);
 	/* the stream consumed: the kernel handed out everything it wrote */
 	assert_int_equal(st[0].kernel_read + st[1].kernel_read, INTERLEAVED);
@@ -330,6 +340,7 @@ static void test_ordered_runs(void **state)
 {
 	int wm;
 
+	th_backend_case(state);
 	require_two_cpus();
 	for (wm = 0; wm <= 50; wm += 50) {
 		new_instance(1024);
@@ -355,6 +366,7 @@ static void test_ordered_alternating(void **state)
 	unsigned int seq;
 	int wm;
 
+	th_backend_case(state);
 	require_two_cpus();
 	for (wm = 0; wm <= 50; wm += 50) {
 		new_instance(1024);
@@ -402,6 +414,7 @@ static void test_ordered_live(void **state)
 	struct writer_arg w = { .count = INTERLEAVED };
 	pthread_t t;
 
+	th_backend_case(state);
 	require_two_cpus();
 	new_instance(1024);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
@@ -424,6 +437,7 @@ static void test_ordered_recheck_idle(void **state)
 	struct tracemap_event ev;
 	unsigned int round;
 
+	th_backend_case(state);
 	require_two_cpus();
 	new_instance(1024);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
@@ -471,6 +485,7 @@ static void test_ordered_concurrent_writers(void **state)
 	pthread_t t[2];
 	unsigned int i;
 
+	th_backend_case(state);
 	require_two_cpus();
 	new_instance(1024);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
@@ -535,6 +550,7 @@ static void fill_priority(int heavy_cpu)
 
 static void test_fill_priority(void **state)
 {
+	th_backend_case(state);
 	require_two_cpus();
 	fill_priority(1);
 	/* the other way round: the choice follows the fill, not the CPU number */
@@ -654,6 +670,7 @@ static void latency_run(int watermark, int latency_ms, uint64_t p90_ns, uint64_t
 
 static void test_latency_idle_cpu(void **state)
 {
+	th_backend_case(state);
 	require_two_cpus();
 	/* kernel wakeups: the idle CPU must not hold events back until the 1 s tick */
 	latency_run(0, 1000, 10 * 1000000ULL, 500 * 1000000ULL);
@@ -667,6 +684,8 @@ static void test_buffer_percent_restored(void **state)
 {
 	struct tracemap_stream_opts o = { .sz = sizeof(o), .watermark = 0, .cpumask = "ff" };
 
+	th_backend_case(state);
+	o.cpu_flags = th_cpu_flags();
 	new_instance(0);
 	set_percent(37);
 
@@ -679,6 +698,7 @@ static void test_buffer_percent_restored(void **state)
 	o.cpumask = NULL;
 	stream = tracemap_stream_open(fx.inst, &o);
 	assert_non_null(stream);
+	th_assert_stream_backend(stream);
 	assert_int_equal(read_percent(), 50);
 	close_stream();
 	assert_int_equal(read_percent(), 37);
@@ -697,10 +717,12 @@ static void test_buffer_percent_restored(void **state)
 	assert_int_equal(read_percent(), 12);
 	set_percent(37);
 
-	/* follow mode does not consume and does not touch it */
-	open_stream(0, 0, 0, TRACEMAP_MODE_FOLLOW);
-	assert_int_equal(read_percent(), 37);
-	close_stream();
+	/* follow mode does not consume and does not touch it (the mapping's alone) */
+	if (!th_on_read()) {
+		open_stream(0, 0, 0, TRACEMAP_MODE_FOLLOW);
+		assert_int_equal(read_percent(), 37);
+		close_stream();
+	}
 
 	/* a failed open changes nothing: CPUs 2..7 do not exist here */
 	if (sysconf(_SC_NPROCESSORS_CONF) < 8) {
@@ -728,7 +750,8 @@ static struct tracemap_stream *failing_stream;
 
 static int failing_setup(void **state)
 {
-	struct tracemap_stream_opts o = { .sz = sizeof(o), .watermark = 0 };
+	struct tracemap_stream_opts o = { .sz = sizeof(o), .watermark = 0,
+					  .cpu_flags = th_cpu_flags() };
 
 	failing_stream = tracemap_stream_open(fx.inst, &o);
 	return failing_stream ? 0 : -1;
@@ -755,6 +778,7 @@ static void test_buffer_percent_after_failed_test(void **state)
 	int status;
 	pid_t pid;
 
+	th_backend_case(state);
 	new_instance(0);
 	set_percent(37);
 	printf("# a child runs a test that fails on purpose; its FAILED lines are expected\n");
@@ -805,6 +829,7 @@ static void test_lost_events(void **state)
 	unsigned int i;
 	long first;
 
+	th_backend_case(state);
 	lost_setup(count);
 	for (i = 0; i < 100 && tracemap_stream_poll(stream, 100) > 0; i++)
 		;
@@ -849,6 +874,7 @@ static void test_follow(void **state)
 	struct tracemap_cpu_stats st;
 	unsigned int i;
 
+	th_mapping_case("a follow stream reads without consuming");
 	new_instance(1024);
 	write_markers_on(0, 0, 100);
 	write_markers_on(1 % sysconf(_SC_NPROCESSORS_ONLN), 100, 100);
@@ -874,6 +900,7 @@ static void test_follow(void **state)
 
 static void test_snapshot(void **state)
 {
+	th_mapping_case("a snapshot stream reads without consuming");
 	new_instance(1024);
 	write_markers_on(0, 0, 120);
 	write_markers_on(1 % sysconf(_SC_NPROCESSORS_ONLN), 120, 80);
@@ -894,6 +921,7 @@ static void test_epoll_fd(void **state)
 	struct epoll_event e = { .events = EPOLLIN };
 	int ep, fd;
 
+	th_backend_case(state);
 	new_instance(1024);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
 	fd = tracemap_stream_epoll_fd(stream);
@@ -932,6 +960,7 @@ static void test_tick_no_backoff(void **state)
 	uint64_t t0;
 	int ep, i, slow = 0;
 
+	th_backend_case(state);
 	new_instance(64);
 	open_stream(0, 50, 5, TRACEMAP_MODE_CONSUME);
 	ep = epoll_create1(EPOLL_CLOEXEC);
@@ -975,6 +1004,7 @@ static void test_tick_finds_lone_event(void **state)
 	unsigned int seq = 0, want = 0, burst, i;
 	uint64_t t0, dt, worst = 0;
 
+	th_mapping_case("the consume gate before GET_READER");
 	new_instance(64);
 	open_stream(0, 50, 5, TRACEMAP_MODE_CONSUME);
 	for (i = 0; i < 6; i++) {
@@ -1020,6 +1050,7 @@ static void test_round_ends_old_page(void **state)
 {
 	int i, ret;
 
+	th_backend_case(state);
 	new_instance(256);
 	open_stream(0, 50, 5, TRACEMAP_MODE_CONSUME);
 	for (i = 0; i < 3; i++) {
@@ -1052,6 +1083,7 @@ static void test_gate_follows_ring(void **state)
 	uint64_t start, t0, dt, worst = 0;
 	double secs;
 
+	th_mapping_case("the consume gate follows the ring's order");
 	new_instance(64);
 	open_stream(0, 50, 5, TRACEMAP_MODE_CONSUME);
 	start = th_now_ns();
@@ -1178,6 +1210,7 @@ static void test_signal_in_pacing(void **state)
 	uint64_t t0, dt;
 	int i, ret;
 
+	th_backend_case(state);
 	new_instance(64);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
 	/* no SA_RESTART: a sleep returns EINTR */
@@ -1234,6 +1267,7 @@ static void test_wake_policy(void **state)
 	uint64_t t0, dt;
 	int i;
 
+	th_backend_case(state);
 	new_instance(64);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
 	t0 = th_now_ns();
@@ -1291,6 +1325,7 @@ static void test_wake_flow(void **state)
 	pthread_t t;
 	int i;
 
+	th_backend_case(state);
 	require_two_cpus();
 	new_instance(1024);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
@@ -1334,6 +1369,7 @@ static void test_wake_busy(void **state)
 	uint64_t t0, dt, rounds = 0;
 	int i;
 
+	th_backend_case(state);
 	require_two_cpus();
 	new_instance(4096);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
@@ -1375,6 +1411,7 @@ static void test_pull(void **state)
 	uint64_t t0;
 	unsigned int i;
 
+	th_backend_case(state);
 	require_two_cpus();
 	new_instance(1024);
 	write_interleaved(2000);
@@ -1399,6 +1436,7 @@ static void test_pull(void **state)
 /* A callback's negative return stops the delivery and comes back unchanged. */
 static void test_callback_stop(void **state)
 {
+	th_backend_case(state);
 	new_instance(1024);
 	write_markers_on(0, 0, 50);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
@@ -1426,6 +1464,7 @@ static void test_stop_accounting(void **state)
 	uint64_t held = 0;
 	int ret, c;
 
+	th_backend_case(state);
 	require_two_cpus();
 	new_instance(16);
 	open_stream(0, 0, 0, TRACEMAP_MODE_CONSUME);
@@ -1486,6 +1525,7 @@ static void test_busy_poll_no_kernel_warning(void **state)
 	long prev = -1;
 	int kmsg;
 
+	th_mapping_case("GET_READER's warning under busy polling");
 	require_two_cpus();
 	new_instance(64);
 	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -1535,6 +1575,9 @@ static void test_open_errors(void **state)
 		uint64_t extra;
 	} big = { .o = { .sz = sizeof(big) }, .extra = 1 };
 
+	th_backend_case(state);
+	o.cpu_flags = th_cpu_flags();
+	big.o.cpu_flags = o.cpu_flags;
 	new_instance(0);
 	set_percent(37);
 
@@ -1555,6 +1598,7 @@ static void test_open_errors(void **state)
 	o.cpumask = "0x1";
 	stream = tracemap_stream_open(fx.inst, &o);
 	assert_non_null(stream);
+	th_assert_stream_backend(stream);
 	assert_int_equal(tracemap_stream_nr_cpus(stream), 1);
 	assert_int_equal(tracemap_cpu_id(tracemap_stream_cpu(stream, 0)), 0);
 	assert_null(tracemap_stream_cpu(stream, 1));
@@ -1579,6 +1623,7 @@ static void test_open_errors(void **state)
 	big.extra = 0;
 	stream = tracemap_stream_open(fx.inst, &big.o);
 	assert_non_null(stream);
+	th_assert_stream_backend(stream);
 	close_stream();
 
 	/* nothing of it changed the instance */
@@ -1591,35 +1636,36 @@ static void test_open_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_ordered_prefilled, teardown),
-		cmocka_unit_test_teardown(test_ordered_live, teardown),
-		cmocka_unit_test_teardown(test_ordered_recheck_idle, teardown),
-		cmocka_unit_test_teardown(test_ordered_runs, teardown),
-		cmocka_unit_test_teardown(test_ordered_alternating, teardown),
-		cmocka_unit_test_teardown(test_ordered_concurrent_writers, teardown),
-		cmocka_unit_test_teardown(test_fill_priority, teardown),
-		cmocka_unit_test_teardown(test_latency_idle_cpu, teardown),
-		cmocka_unit_test_teardown(test_buffer_percent_restored, teardown),
+		TH_BOTH(test_ordered_prefilled, NULL, teardown),
+		TH_BOTH(test_ordered_live, NULL, teardown),
+		TH_BOTH(test_ordered_recheck_idle, NULL, teardown),
+		TH_BOTH(test_ordered_runs, NULL, teardown),
+		TH_BOTH(test_ordered_alternating, NULL, teardown),
+		TH_BOTH(test_ordered_concurrent_writers, NULL, teardown),
+		TH_BOTH(test_fill_priority, NULL, teardown),
+		TH_BOTH(test_latency_idle_cpu, NULL, teardown),
+		TH_BOTH(test_buffer_percent_restored, NULL, teardown),
 		cmocka_unit_test_teardown(test_buffer_percent_after_failed_test, teardown),
-		cmocka_unit_test_teardown(test_lost_events, teardown),
+		TH_BOTH(test_lost_events, NULL, teardown),
 		cmocka_unit_test_teardown(test_follow, teardown),
 		cmocka_unit_test_teardown(test_snapshot, teardown),
-		cmocka_unit_test_teardown(test_epoll_fd, teardown),
-		cmocka_unit_test_teardown(test_wake_policy, teardown),
-		cmocka_unit_test_teardown(test_signal_in_pacing, teardown),
-		cmocka_unit_test_teardown(test_tick_no_backoff, teardown),
+		TH_BOTH(test_epoll_fd, NULL, teardown),
+		TH_BOTH(test_wake_policy, NULL, teardown),
+		TH_BOTH(test_signal_in_pacing, NULL, teardown),
+		TH_BOTH(test_tick_no_backoff, NULL, teardown),
 		cmocka_unit_test_teardown(test_tick_finds_lone_event, teardown),
-		cmocka_unit_test_teardown(test_round_ends_old_page, teardown),
+		TH_BOTH(test_round_ends_old_page, NULL, teardown),
 		cmocka_unit_test_teardown(test_gate_follows_ring, teardown),
-		cmocka_unit_test_teardown(test_wake_flow, teardown),
-		cmocka_unit_test_teardown(test_wake_busy, teardown),
-		cmocka_unit_test_teardown(test_pull, teardown),
-		cmocka_unit_test_teardown(test_callback_stop, teardown),
-		cmocka_unit_test_teardown(test_stop_accounting, teardown),
+		TH_BOTH(test_wake_flow, NULL, teardown),
+		TH_BOTH(test_wake_busy, NULL, teardown),
+		TH_BOTH(test_pull, NULL, teardown),
+		TH_BOTH(test_callback_stop, NULL, teardown),
+		TH_BOTH(test_stop_accounting, NULL, teardown),
 		cmocka_unit_test_teardown(test_busy_poll_no_kernel_warning, teardown),
-		cmocka_unit_test_teardown(test_open_errors, teardown),
+		TH_BOTH(test_open_errors, NULL, teardown),
 	};
 
-	th_require_mmap();
+	/* the cases of the mapping skip one by one: the others run through read() */
+	th_require_tracefs();
 	return cmocka_run_group_tests(tests, setup, teardown) ? 1 : 0;
 }
