@@ -469,6 +469,8 @@ static int fixture_setup(void **state)
 
 int th_fixture_teardown(void **state)
 {
+	/* the next case says its own backend, or has none */
+	case_backend = TH_NATIVE;
 	th_fixture_drop(run_fixture);
 	th_restore_affinity();
 	return 0;

@@ -51,7 +51,8 @@ bool th_have_mmap(void);
  * reader opened with th_cpu_flags(): where the kernel cannot map, no flag
  * (the library must fall back by itself), elsewhere TRACEMAP_CPU_FORCE_READ.
  * A case about the mapping calls th_mapping_case() instead: it skips, with
- * the reason, on a kernel without the mapping.
+ * the reason, on a kernel without the mapping. The backend holds until the
+ * next case says its own, or th_fixture_teardown() ends it.
  */
 enum th_backend {
 	TH_NATIVE,			/* what the kernel gives (a NULL state) */

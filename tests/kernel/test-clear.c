@@ -170,12 +170,15 @@ static void test_clock_stream(void **state)
 	long seq;
 	int ret;
 
+	th_backend_case(state);
+	o.cpu_flags = th_cpu_flags();
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		skip();
 	th_fixture_new(&fx, 1024, 0);
 	assert_int_equal(th_instance_write(fx.inst, "trace_clock", "mono"), 0);
 	s = tracemap_stream_open(fx.inst, &o);
 	assert_non_null(s);
+	th_assert_stream_backend(s);
 	seen = calloc(2 * AFTER, 1);
 	assert_non_null(seen);
 	for (i = 0; i < 2; i++) {
@@ -235,7 +238,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_clear_two_rounds_read, th_fixture_teardown),
 		cmocka_unit_test_teardown(test_clock_mid_stream_mmap, th_fixture_teardown),
 		cmocka_unit_test_teardown(test_clock_two_rounds_read, th_fixture_teardown),
-		cmocka_unit_test_teardown(test_clock_stream, th_fixture_teardown),
+		TH_BOTH(test_clock_stream, NULL, th_fixture_teardown),
 	};
 
 	return th_fixture_run_tests(tests, &fx);

@@ -162,10 +162,13 @@ static void test_stream(void **state)
 	char *v;
 	int i, ret;
 
+	th_backend_case(state);
+	o.cpu_flags = th_cpu_flags();
 	th_fixture_new(&fx, 256, 0);
 	th_pin(0);
 	s = tracemap_stream_open(fx.inst, &o);
 	assert_non_null(s);
+	th_assert_stream_backend(s);
 	th_fixture_write_markers(&fx, 0, 10);
 	/* a task that exited on CPU 0 since the open may come first */
 	do
@@ -204,7 +207,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_reader_mmap, th_fixture_teardown),
 		cmocka_unit_test_teardown(test_reader_read, th_fixture_teardown),
-		cmocka_unit_test_teardown(test_stream, th_fixture_teardown),
+		TH_BOTH(test_stream, NULL, th_fixture_teardown),
 	};
 
 	return th_fixture_run_tests(tests, &fx);
