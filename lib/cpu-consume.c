@@ -193,28 +193,6 @@ static long long count_records(const struct tracemap_region *r)
 }
 
 /*
- * A second consumer of this CPU buffer: another process that maps it and
- * calls GET_READER, or reads trace_pipe_raw. What it takes, we never see:
- * counted, and reported through the message sink at most once a second.
- */
-static void count_stolen(struct tracemap_cpu *c, uint64_t n)
-{
-	struct tm_consume *s = &c->consume;
-	uint64_t now;
-
-	c->st.stolen += n;
-	now = tm_now_ns();
-	if (s->stolen_told && now - s->stolen_warn_ns < 1000000000ULL)
-		return;
-	tm_log(TRACEMAP_LOG_WARN, "cpu%d: another reader consumes this CPU buffer: %llu events "
-	       "so far went to it and not to us; stop the other reader (trace-cmd, cat "
-	       "trace_pipe, another tracemap) or use an instance of your own",
-	       c->cpu, (unsigned long long)c->st.stolen);
-	s->stolen_told = c->st.stolen;
-	s->stolen_warn_ns = now;
-}
-
-/*
  * Each GET_READER adds the data records it hands out to the meta page's
  * read count. When the count grew by more than the records of the region
  * this call handed to us, someone else consumed the difference since our
@@ -225,7 +203,7 @@ static void check_stolen(struct tracemap_cpu *c, uint64_t prev_read, uint64_t nr
 {
 	if (handed < 0 || nread < prev_read || nread - prev_read <= (uint64_t)handed)
 		return;
-	count_stolen(c, nread - prev_read - handed);
+	tm_loss_stolen(c, nread - prev_read - handed);
 }
 
 /*
@@ -255,7 +233,7 @@ static void follow_other_reader(struct tracemap_cpu *c)
 	} else if (m.read > s->off) {
 		s->off = m.read;
 	}
-	count_stolen(c, m.nread - c->loss.seen_read);
+	tm_loss_stolen(c, m.nread - c->loss.seen_read);
 	c->loss.seen_read = m.nread;
 }
 

@@ -27,6 +27,8 @@
 struct tm_loss {
 	uint64_t accounted;	/* overrun as of the last loss report */
 	uint64_t seen_read;	/* events read since the reset, as last seen */
+	uint64_t stolen_told;	/* stats.stolen when the last warning went out */
+	uint64_t stolen_warn_ns;	/* ... and when */
 };
 
 /* cpu-consume.c: the position on the reader page and the time known at walk_off */
@@ -37,8 +39,6 @@ struct tm_consume {
 	uint64_t walk_ts;
 	bool walk_bad;
 	uint64_t seen_entries;
-	uint64_t stolen_told;		/* stats.stolen when the last warning went out */
-	uint64_t stolen_warn_ns;	/* ... and when */
 	uint64_t gated_since;	/* tm_now_ns() of the first call worth_get_reader() turned down */
 	uint64_t scanned_ns;	/* ... and of its last look at the whole ring */
 	/*
@@ -185,6 +185,12 @@ void tm_region_init(const struct tracemap_cpu *c, struct tracemap_region *r,
  */
 #define TM_OVERRUN_UNKNOWN	UINT64_MAX
 long long tm_loss_flagged(struct tracemap_cpu *c, long long stored, uint64_t overrun);
+/*
+ * @n events another consumer of the buffer took (GET_READER of another
+ * mapper, a read() of trace_pipe_raw): counted in stats.stolen, warned about
+ * at most once a second.
+ */
+void tm_loss_stolen(struct tracemap_cpu *c, uint64_t n);
 
 /* cpu-consume.c */
 void tm_consume_init(struct tracemap_cpu *c);

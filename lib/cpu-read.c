@@ -45,9 +45,11 @@ static uint64_t unread_of(const struct tracemap_cpu_stats *k)
 
 /*
  * A reset (echo > trace, a trace_clock change) zeroes the kernel's counters:
- * its read count then falls behind what our own reads alone added to it
- * (other consumers only add more). What the buffer held unread is gone,
- * count unknown: a gap before the page just read (counted in cleared).
+ * its read count then falls behind what our own reads alone added to it.
+ * What the buffer held unread is gone, count unknown: a gap before the page
+ * just read (counted in cleared). A read count ahead of ours is another
+ * consumer's (a second reader of trace_pipe_raw, a mapper's GET_READER):
+ * what it took never comes to us, counted in stolen.
  * Looked for after every page, a read of the stats file per read() of a
  * page: the gap then goes before the first page after the reset (or, for a
  * reset between the read() and the look, one page early), never after
@@ -72,6 +74,8 @@ static void look_for_reset(struct tracemap_cpu *c, bool idle)
 		tm_log(TRACEMAP_LOG_WARN, "cpu%d: the buffer was cleared while it was read (echo > "
 		       "trace, a trace_clock change): the events it held unread are lost, how many "
 		       "is not known", c->cpu);
+	} else if (k.kernel_read > c->rd.expect_read) {
+		tm_loss_stolen(c, k.kernel_read - c->rd.expect_read);
 	}
 	c->rd.expect_read = k.kernel_read;
 	c->loss.seen_read = k.kernel_read;

@@ -511,6 +511,28 @@ long long tm_loss_flagged(struct tracemap_cpu *c, long long stored, uint64_t ove
 	return lost;
 }
 
+/*
+ * A second consumer of this CPU buffer: another process that maps it and
+ * calls GET_READER, or reads trace_pipe_raw. What it takes, we never see:
+ * counted, and reported through the message sink at most once a second.
+ */
+void tm_loss_stolen(struct tracemap_cpu *c, uint64_t n)
+{
+	struct tm_loss *l = &c->loss;
+	uint64_t now;
+
+	c->st.stolen += n;
+	now = tm_now_ns();
+	if (l->stolen_told && now - l->stolen_warn_ns < 1000000000ULL)
+		return;
+	tm_log(TRACEMAP_LOG_WARN, "cpu%d: another reader consumes this CPU buffer: %llu events "
+	       "so far went to it and not to us; stop the other reader (trace-cmd, cat "
+	       "trace_pipe, another tracemap) or use an instance of your own",
+	       c->cpu, (unsigned long long)c->st.stolen);
+	l->stolen_told = c->st.stolen;
+	l->stolen_warn_ns = now;
+}
+
 /* ---------------------------------------------------------------- regions */
 
 static int read_region(struct tracemap_cpu *c, struct tracemap_region *r, bool walked)

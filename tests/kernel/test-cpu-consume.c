@@ -194,6 +194,8 @@ static void check_stats(struct tracemap_cpu *c, const struct params *p, uint64_t
 	assert_int_equal(st.lost, lost);
 	assert_int_equal(st.lost_unknown, 0);
 	assert_int_equal(st.corrupt, 0);
+	/* our own reads are not taken for another consumer's */
+	assert_int_equal(st.stolen, 0);
 	if (p->flags & TRACEMAP_CPU_FORCE_READ) {
 		assert_int_equal(st.get_reader, 0);
 		assert_true(st.reads > 0);
