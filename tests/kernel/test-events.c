@@ -123,10 +123,12 @@ static struct tracemap_stream *open_with(const struct tracemap_event_spec *ev, i
 {
 	struct tracemap_stream_opts o = {
 		.sz = sizeof(o), .mode = mode, .flags = flags, .on_event = on_event,
-		.events = ev, .nr_events = nr,
+		.events = ev, .nr_events = nr, .cpu_flags = th_cpu_flags(),
 	};
 
 	stream = tracemap_stream_open(fx.inst, &o);
+	if (stream)
+		th_assert_stream_backend(stream);
 	return stream;
 }
 
@@ -155,6 +157,7 @@ static void test_enable_restore(void **state)
 	};
 	const char *const *names;
 
+	th_backend_case(state);
 	th_fixture_new(&fx, 256, 0);
 	/* enabled before: stays enabled after */
 	assert_int_equal(th_instance_write(fx.inst, "events/sched/sched_waking/enable", "1"), 0);
@@ -233,6 +236,8 @@ static void test_on_enable(void **state)
 		.on_enable = on_enable,
 	};
 
+	th_backend_case(state);
+	o.cpu_flags = th_cpu_flags();
 	th_fixture_new(&fx, 256, 0);
 	/* on before: not told */
 	assert_int_equal(th_instance_write(fx.inst, "events/sched/sched_wakeup/enable", "1"), 0);
@@ -240,6 +245,7 @@ static void test_on_enable(void **state)
 	refuse_at = -1;
 	stream = tracemap_stream_open(fx.inst, &o);
 	assert_non_null(stream);
+	th_assert_stream_backend(stream);
 	/* sched_waking: the stream's own, to follow what its output causes */
 	assert_int_equal(nr_told, 3);
 	assert_string_equal(told[0], "sched:sched_switch");
@@ -272,6 +278,7 @@ static void test_bad_selections(void **state)
 	static const struct tracemap_event_spec syntax[] = {
 		{ "sched:sched_wakeup", "common_pid ==" } };
 
+	th_backend_case(state);
 	th_fixture_new(&fx, 256, 0);
 	tracemap_set_print(sink, NULL);
 
@@ -366,6 +373,7 @@ static void test_fields_match_kernel_text(void **state)
 	unsigned int nk = 0, i;
 	char *text, *line, *save = NULL;
 
+	th_mapping_case("a follow stream beside the kernel's text of the same buffer");
 	th_fixture_new(&fx, 1024, 0);
 	decode_fn = decode_switch;
 	assert_non_null(open_with(ev, 1, TRACEMAP_STREAM_LOW_LATENCY, TRACEMAP_MODE_FOLLOW));
@@ -452,6 +460,7 @@ static void test_arrays_and_dynamic_strings(void **state)
 	unsigned int i, nsys = 0, nexec = 0;
 	int pid, st;
 
+	th_backend_case(state);
 	th_fixture_new(&fx, 1024, 0);
 	snprintf(filter, sizeof(filter), "id == %d && common_pid == %d", SYS_lseek, (int)getpid());
 	decode_fn = decode_sys;
@@ -502,6 +511,8 @@ static void test_pids(void **state)
 	int pids[1], go[2], pid, st, i;
 	char c = 0;
 
+	th_backend_case(state);
+	o.cpu_flags = th_cpu_flags();
 	th_fixture_new(&fx, 1024, 0);
 	snprintf(filter, sizeof(filter), "id == %d", SYS_lseek);
 	assert_int_equal(pipe(go), 0);
@@ -522,6 +533,7 @@ static void test_pids(void **state)
 	decode_fn = NULL;
 	stream = tracemap_stream_open(fx.inst, &o);
 	assert_non_null(stream);
+	th_assert_stream_backend(stream);
 	{
 		char *v = file("set_event_pid");
 
@@ -698,6 +710,7 @@ static void test_self_filter(void **state)
 	unsigned int own, sleeps_seen;
 	uint64_t own_stat;
 
+	th_backend_case(state);
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		skip();
 	th_fixture_new(&fx, 1024, 0);
@@ -738,6 +751,7 @@ static void test_helper_apart(void **state)
 	char *txt, *p;
 	pid_t pid;
 
+	th_mapping_case("a follow stream leaves the trace file its events to count");
 	th_fixture_new(&fx, 2048, 0);
 	assert_non_null(open_with(ev, 1, TRACEMAP_STREAM_NO_SELF, TRACEMAP_MODE_FOLLOW));
 	assert_file("events/sched/sched_waking/enable", "1");
@@ -788,14 +802,17 @@ static int count_markers(const struct tracemap_event *ev, struct rec *r)
 
 static void test_second_consumer(void **state)
 {
-	struct tracemap_cpu_opts co = { .sz = sizeof(co), .mode = TRACEMAP_MODE_CONSUME,
-					.flags = TRACEMAP_CPU_NO_FALLBACK };
+	struct tracemap_cpu_opts co = { .sz = sizeof(co), .mode = TRACEMAP_MODE_CONSUME };
 	struct tracemap_stream_opts o = { .sz = sizeof(o), .cpumask = "1", .on_event = on_event,
 					  .flags = TRACEMAP_STREAM_LOW_LATENCY };
 	struct tracemap_cpu_stats st;
 	struct tracemap_cpu *other;
 	struct th_events g = { 0 };
 
+	th_backend_case(state);
+	/* the other consumer on the stream's backend */
+	o.cpu_flags = th_cpu_flags();
+	co.flags = th_on_read() ? th_cpu_flags() : TRACEMAP_CPU_NO_FALLBACK;
 	th_fixture_new(&fx, 256, 0);
 	tracemap_set_print(sink, NULL);
 	decode_fn = count_markers;
@@ -803,6 +820,7 @@ static void test_second_consumer(void **state)
 	th_pin(0);
 	stream = tracemap_stream_open(fx.inst, &o);
 	assert_non_null(stream);
+	th_assert_stream_backend(stream);
 	other = tracemap_cpu_open(fx.inst, 0, &co);
 	assert_non_null(other);
 
@@ -823,18 +841,19 @@ static void test_second_consumer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_enable_restore, teardown),
-		cmocka_unit_test_teardown(test_on_enable, teardown),
-		cmocka_unit_test_teardown(test_bad_selections, teardown),
+		TH_BOTH(test_enable_restore, NULL, teardown),
+		TH_BOTH(test_on_enable, NULL, teardown),
+		TH_BOTH(test_bad_selections, NULL, teardown),
 		cmocka_unit_test_teardown(test_fields_match_kernel_text, teardown),
-		cmocka_unit_test_teardown(test_arrays_and_dynamic_strings, teardown),
-		cmocka_unit_test_teardown(test_pids, teardown),
-		cmocka_unit_test_teardown(test_self_filter, teardown),
+		TH_BOTH(test_arrays_and_dynamic_strings, NULL, teardown),
+		TH_BOTH(test_pids, NULL, teardown),
+		TH_BOTH(test_self_filter, NULL, teardown),
 		cmocka_unit_test_teardown(test_helper_apart, teardown),
-		cmocka_unit_test_teardown(test_second_consumer, teardown),
+		TH_BOTH(test_second_consumer, NULL, teardown),
 	};
 
-	th_require_mmap();
+	/* the cases of the mapping skip one by one: the others run through read() */
+	th_require_tracefs();
 	th_save_affinity();
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
