@@ -509,9 +509,9 @@ struct tracemap_cpu *th_fixture_open(struct th_fixture *f, int cpu, enum tracema
 				     unsigned int flags)
 {
 	struct tracemap_cpu_opts o = { .sz = sizeof(o), .mode = mode, .flags = flags };
-	/* a read() case's consuming reader: forced, or the kernel's fallback */
+	/* forced, or a read() case's consuming reader (th_cpu_flags(): the fallback) */
 	bool read = (flags & TRACEMAP_CPU_FORCE_READ) ||
-		    (mode == TRACEMAP_MODE_CONSUME && th_on_read());
+		    (mode == TRACEMAP_MODE_CONSUME && case_backend == TH_READ);
 	struct tracemap_cpu *c;
 	int i;
 

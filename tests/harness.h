@@ -265,8 +265,9 @@ void th_fixture_drop(struct th_fixture *f);
 void th_fixture_clear_got(struct th_fixture *f);
 /*
  * Open a reader of @cpu, closed by th_fixture_drop() unless closed before.
- * Asserts the mode and the backend: a silent fallback to read() would test
- * the wrong one.
+ * Asserts the mode and the backend: read() with TRACEMAP_CPU_FORCE_READ or
+ * in a read() case (TH_BOTH()), else the mapping (skips without it): a
+ * silent fallback to read() would test the wrong one.
  */
 struct tracemap_cpu *th_fixture_open(struct th_fixture *f, int cpu, enum tracemap_mode mode,
 				     unsigned int flags);
