@@ -523,6 +523,12 @@ TRACEMAP_API struct tracemap_dump *
 tracemap_dump_take(const char *instance, const struct tracemap_dump_opts *opts);
 
 /*
+ * The buffer @prev was taken of, copied again: the sub-buffers @prev holds
+ * unchanged are not copied or counted again. @prev is freed in every case.
+ */
+TRACEMAP_API struct tracemap_dump *tracemap_dump_retake(struct tracemap_dump *prev);
+
+/*
  * Write the dump to @fd as a trace.dat file (version 6, uncompressed): the
  * formats of the ftrace events, of the events in the pages and of the
  * enabled ones, kallsyms, printk formats and command lines, then the pages.

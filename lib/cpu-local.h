@@ -80,11 +80,44 @@ struct tm_snap_page {
 	unsigned int size;
 };
 
+#define TM_SLOT_IDS	8
+
+/* cpu-snapshot.c: what is known of the copy in one slot of the copies */
+struct tm_snap_slot {
+	/* the records of the whole page, as the dump counted them (counted) */
+	uint64_t events;
+	uint64_t bytes;
+	uint64_t first_ts;
+	uint64_t last_ts;
+	uint64_t end_ts;		/* the time after the last record */
+	uint16_t ids[TM_SLOT_IDS];	/* the event ids among them */
+	unsigned char nr_ids;
+	bool counted;
+	bool changed;			/* rewritten unlike the kernel's page: never seeds */
+};
+
+/*
+ * cpu-snapshot.c: the copies of a closed snapshot reader, kept by a dump,
+ * that seed the first scan of the next reader of the same buffer: a page
+ * found there with the same time stamp and size is not copied again.
+ */
+struct tm_snap_keep {
+	unsigned char *copies;
+	struct tm_snap_page *byid;
+	unsigned int *slot;
+	struct tm_snap_slot *slots;
+	unsigned int subbuf_size;
+	unsigned int nr_subbufs;
+};
+
 /* cpu-snapshot.c: validated copies of every sub-buffer */
 struct tm_snapshot {
-	unsigned char *copies;
+	unsigned char *copies;		/* nr_subbufs slots */
 	struct tm_snap_page *byid;	/* the copy of each sub-buffer */
+	unsigned int *slot;		/* the slot each sub-buffer's copy is in */
+	struct tm_snap_slot *slots;
 	struct tm_snap_page *order;	/* what the snapshot hands out, oldest first */
+	struct tm_snap_keep *seed;	/* for the first scan, or NULL */
 	unsigned int nr_order;
 	unsigned int next_order;
 	bool scanned;
@@ -226,6 +259,12 @@ int tm_snapshot_region(struct tracemap_cpu *c, struct tracemap_region *r);
 bool tm_snapshot_done(const struct tracemap_cpu *c);
 /* Scan again on the next region. */
 void tm_snapshot_rewind(struct tracemap_cpu *c);
+/* Seed the first scan with @k (NULL: none); the reader owns @k from here on. */
+void tm_snapshot_seed(struct tracemap_cpu *c, struct tm_snap_keep *k);
+/* The copy at @page was rewritten unlike the kernel's page (no-op when not a copy) */
+void tm_snapshot_changed(struct tracemap_cpu *c, const unsigned char *page);
+/* The copies taken out of @c (tm_cpu_keep_copies()) */
+struct tm_snap_keep *tm_snapshot_keep(struct tracemap_cpu *c);
 /* Fill @r from a validated copy @sb, with the time at @start and (in @end_ts) at @end. */
 int tm_copy_region(struct tracemap_cpu *c, struct tracemap_region *r, const unsigned char *sb,
 		   unsigned int id, unsigned int start, unsigned int end, uint64_t base_ts,

@@ -18,16 +18,114 @@ static int cmp_snap(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Validated copy of one sub-buffer into copies[id], retried while it tears. */
+static unsigned char *copy_of(const struct tracemap_cpu *c, unsigned int id)
+{
+	return c->snap.copies + (size_t)c->snap.slot[id] * c->subbuf_size;
+}
+
+/* Validated copy of one sub-buffer into its slot, retried while it tears. */
 static int copy_page(struct tracemap_cpu *c, unsigned int id, uint64_t *ts, unsigned int *size)
 {
-	unsigned char *dst = c->snap.copies + (size_t)id * c->subbuf_size;
+	struct tm_snap_slot *sl = &c->snap.slots[c->snap.slot[id]];
+	unsigned char *dst = copy_of(c, id);
 	int tries;
 
+	*sl = (struct tm_snap_slot){ 0 };
 	for (tries = 0; tries < 4; tries++)
 		if (!tm_subbuf_copy(dst, tm_subbuf_at(c, id), c->subbuf_size, ts, size))
 			return 0;
 	return tm_err(EAGAIN);
+}
+
+static int cmp_kept(const void *a, const void *b)
+{
+	const struct tm_snap_page *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+/*
+ * Take the seed's copies for the first scan: each sub-buffer whose header
+ * (time stamp, size) is that of a kept copy gets that copy's slot, as if
+ * this reader had copied it; the first pass then checks it like any copy
+ * of its own. The sub-buffer ids of a new mapping need not be the old ones
+ * (the kernel numbers them from the head page at the first mmap), so the
+ * match is by time stamp: a page recycled since has a new one. Copies the
+ * dump rewrote unlike the kernel's page are left out. Returns true when
+ * seeded; the seed is freed either way.
+ */
+static bool seed_copies(struct tracemap_cpu *c)
+{
+	struct tm_snap_keep *k = c->snap.seed;
+	struct tm_snapshot *s = &c->snap;
+	unsigned int i, n = 0, lo, hi, mid, free_slot = 0, size;
+	struct tm_snap_page *kept = NULL, key;
+	unsigned char *used = NULL, *p;
+	struct tm_snap_slot *sl;
+	uint64_t commit;
+	bool seeded = false;
+
+	s->seed = NULL;
+	if (k->subbuf_size != c->subbuf_size || k->nr_subbufs != c->nr_subbufs)
+		goto out;
+	kept = malloc(c->nr_subbufs * sizeof(*kept));
+	used = calloc(c->nr_subbufs, 1);
+	if (!kept || !used)
+		goto out;
+	for (i = 0; i < k->nr_subbufs; i++) {
+		if (k->byid[i].id == TM_NO_ID || !k->byid[i].size || k->slots[k->slot[i]].changed)
+			continue;
+		kept[n] = k->byid[i];
+		kept[n++].id = k->slot[i];	/* the slot, for the search below */
+	}
+	qsort(kept, n, sizeof(*kept), cmp_kept);
+
+	/* the buffers change hands: the reader's fresh ones go with the seed */
+	p = s->copies, s->copies = k->copies, k->copies = p;
+	sl = s->slots, s->slots = k->slots, k->slots = sl;
+	for (i = 0; i < c->nr_subbufs; i++) {
+		const unsigned char *sb = tm_subbuf_at(c, i);
+
+		/* time stamp before commit, as snapshot_pass() reads them */
+		key.ts = tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_ACQUIRE);
+		commit = tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_ACQUIRE);
+		key.size = size = TM_COMMIT_SIZE(commit);
+		s->slot[i] = TM_NO_ID;
+		s->byid[i] = (struct tm_snap_page){ .id = TM_NO_ID };
+		for (lo = 0, hi = n; lo < hi;) {
+			mid = lo + (hi - lo) / 2;
+			if (cmp_kept(&kept[mid], &key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n && !cmp_kept(&kept[lo], &key); lo++) {
+			if (used[kept[lo].id])
+				continue;
+			used[kept[lo].id] = 1;
+			s->slot[i] = kept[lo].id;
+			s->byid[i] = (struct tm_snap_page){ .ts = key.ts, .id = i, .size = size };
+			break;
+		}
+	}
+	/* the others are copied into the slots no match took */
+	for (i = 0; i < c->nr_subbufs; i++) {
+		if (s->slot[i] != TM_NO_ID)
+			continue;
+		while (used[free_slot])
+			free_slot++;
+		used[free_slot] = 1;
+		s->slot[i] = free_slot;
+	}
+	seeded = true;
+out:
+	/* what the seed holds now is unused: the reader's fresh buffers, or its own */
+	free(kept);
+	free(used);
+	tm_snap_keep_free(k);
+	return seeded;
 }
 
 /*
@@ -93,13 +191,15 @@ void tm_snapshot_scan(struct tracemap_cpu *c)
 	unsigned int i, n = 0, keep = 0, pass;
 	struct tm_snapshot *s = &c->snap;
 	struct tm_snap_page *rp = NULL;
-	bool settled = false;
+	bool settled = false, seeded;
 	struct tm_meta m;
+
+	seeded = s->seed && seed_copies(c);
 
 	/* pairs with rb_update_meta_page(): the reader page as of the last GET_READER */
 	tm_meta_load(c->meta, &m);
 	for (pass = 0; pass < 16 && !settled; pass++)
-		settled = snapshot_pass(c, !pass);
+		settled = snapshot_pass(c, !pass && !seeded);
 	for (i = 0; i < c->nr_subbufs; i++)
 		if (s->byid[i].id != TM_NO_ID && s->byid[i].size)
 			s->order[n++] = s->byid[i];
@@ -181,6 +281,59 @@ corrupt:
 	return 1;
 }
 
+/* What the slot's counts add to @t, as tm_walk_tally() would have counted them */
+static void tally_add(struct tm_tally *t, const struct tm_snap_slot *sl)
+{
+	unsigned int i;
+
+	if (sl->events) {
+		if (!t->events)
+			t->first_ts = sl->first_ts;
+		t->last_ts = sl->last_ts;
+	}
+	t->events += sl->events;
+	t->bytes += sl->bytes;
+	for (i = 0; i < sl->nr_ids; i++)
+		t->ids[sl->ids[i] / 8] |= 1 << (sl->ids[i] % 8);
+}
+
+/*
+ * The region of a whole page @p counted for a dump: from the slot's counts
+ * when the copy was counted before (a dump taken again walks only the pages
+ * it copied), else walked and its counts kept in the slot.
+ */
+static void whole_page(struct tracemap_cpu *c, struct tracemap_region *r,
+		       const struct tm_snap_page *p, uint64_t *end_ts)
+{
+	struct tm_snap_slot *sl = &c->snap.slots[c->snap.slot[p->id]];
+	struct tm_tally *outer = c->tally, page = { .ids = outer->ids, .few = sl->ids,
+						    .max_few = TM_SLOT_IDS };
+	uint64_t corrupt = c->st.corrupt;
+
+	if (sl->counted) {
+		tm_region_init(c, r, copy_of(c, p->id), p->id);
+		r->base_ts = r->page_ts;
+		r->end = p->size;
+		*end_ts = sl->end_ts;
+		tally_add(outer, sl);
+		return;
+	}
+	c->tally = &page;
+	tm_copy_region(c, r, copy_of(c, p->id), p->id, 0, p->size, UINT64_MAX, end_ts);
+	c->tally = outer;
+	if (c->st.corrupt != corrupt)
+		return;
+	sl->events = page.events;
+	sl->bytes = page.bytes;
+	sl->first_ts = page.first_ts;
+	sl->last_ts = page.last_ts;
+	sl->end_ts = *end_ts;
+	/* more ids than a slot holds: the bitmap has them, the page is walked next time */
+	sl->counted = page.nr_few <= TM_SLOT_IDS;
+	sl->nr_ids = sl->counted ? page.nr_few : 0;
+	tally_add(outer, sl);
+}
+
 int tm_snapshot_region(struct tracemap_cpu *c, struct tracemap_region *r)
 {
 	struct tm_snapshot *s = &c->snap;
@@ -192,8 +345,11 @@ int tm_snapshot_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	if (s->next_order >= s->nr_order)
 		return 0;
 	p = &s->order[s->next_order++];
-	tm_copy_region(c, r, s->copies + (size_t)p->id * c->subbuf_size, p->id, p->start,
-		       p->size, UINT64_MAX, &end_ts);
+	if (c->tally && !p->start)
+		whole_page(c, r, p, &end_ts);
+	else
+		tm_copy_region(c, r, copy_of(c, p->id), p->id, p->start, p->size, UINT64_MAX,
+			       &end_ts);
 	if (s->unsure && s->next_order > 1)
 		r->lost = TRACEMAP_LOST_UNKNOWN;
 	if (s->next_order < s->nr_order)
@@ -213,4 +369,59 @@ void tm_snapshot_rewind(struct tracemap_cpu *c)
 {
 	c->snap.scanned = false;
 	c->snap.nr_order = c->snap.next_order = 0;
+}
+
+void tm_snapshot_seed(struct tracemap_cpu *c, struct tm_snap_keep *k)
+{
+	tm_snap_keep_free(c->snap.seed);
+	c->snap.seed = k;
+}
+
+void tm_snapshot_changed(struct tracemap_cpu *c, const unsigned char *page)
+{
+	const unsigned char *copies = c->snap.copies;
+	struct tm_snap_slot *sl;
+
+	if (!copies || page < copies || page >= copies + (size_t)c->nr_subbufs * c->subbuf_size)
+		return;
+	sl = &c->snap.slots[(page - copies) / c->subbuf_size];
+	sl->changed = true;
+	sl->counted = false;
+}
+
+struct tm_snap_keep *tm_snapshot_keep(struct tracemap_cpu *c)
+{
+	struct tm_snapshot *s = &c->snap;
+	struct tm_snap_keep *k;
+
+	if (!s->copies || !s->byid || !s->slot || !s->slots) {
+		tm_err(EINVAL);
+		return NULL;
+	}
+	k = malloc(sizeof(*k));
+	if (!k) {
+		tm_err(ENOMEM);
+		return NULL;
+	}
+	*k = (struct tm_snap_keep){ .copies = s->copies, .byid = s->byid, .slot = s->slot,
+				    .slots = s->slots, .subbuf_size = c->subbuf_size,
+				    .nr_subbufs = c->nr_subbufs };
+	s->copies = NULL;
+	s->byid = NULL;
+	s->slot = NULL;
+	s->slots = NULL;
+	/* nothing is handed out of them any more */
+	tm_snapshot_rewind(c);
+	return k;
+}
+
+void tm_snap_keep_free(struct tm_snap_keep *k)
+{
+	if (!k)
+		return;
+	tm_pages_free(k->copies, (size_t)k->nr_subbufs * k->subbuf_size);
+	free(k->byid);
+	free(k->slot);
+	free(k->slots);
+	free(k);
 }

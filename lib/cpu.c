@@ -100,6 +100,8 @@ static int map_buffer(struct tracemap_cpu *c, const char *path)
 /* The buffers of the sources this reader uses, and their starting points. */
 static int init_sources(struct tracemap_cpu *c)
 {
+	unsigned int i;
+
 	c->pages.stage = malloc(c->subbuf_size);
 	if (!c->pages.stage)
 		return tm_err(ENOMEM);
@@ -114,9 +116,14 @@ static int init_sources(struct tracemap_cpu *c)
 	c->snap.copies = tm_pages_alloc((size_t)c->nr_subbufs * c->subbuf_size);
 	c->snap.order = calloc(c->nr_subbufs, sizeof(*c->snap.order));
 	c->snap.byid = calloc(c->nr_subbufs, sizeof(*c->snap.byid));
+	c->snap.slot = malloc(c->nr_subbufs * sizeof(*c->snap.slot));
+	c->snap.slots = calloc(c->nr_subbufs, sizeof(*c->snap.slots));
 	c->follow.buf = malloc(c->subbuf_size);
-	if (!c->snap.copies || !c->snap.order || !c->snap.byid || !c->follow.buf)
+	if (!c->snap.copies || !c->snap.order || !c->snap.byid || !c->snap.slot ||
+	    !c->snap.slots || !c->follow.buf)
 		return tm_err(ENOMEM);
+	for (i = 0; i < c->nr_subbufs; i++)
+		c->snap.slot[i] = i;
 	/* "what is in the buffer now" is at open: what follows is then accounted for */
 	tm_snapshot_scan(c);
 	return 0;
@@ -138,6 +145,13 @@ static int init_sources(struct tracemap_cpu *c)
 struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 				       const struct tracemap_cpu_opts *opts)
 {
+	return tm_cpu_open_seeded(instance, cpu, opts, NULL);
+}
+
+struct tracemap_cpu *tm_cpu_open_seeded(const char *instance, int cpu,
+					const struct tracemap_cpu_opts *opts,
+					struct tm_snap_keep *keep)
+{
 	char tfs[4096], idir[4096], path[4200];
 	struct tracemap_cpu_opts o = { .mode = TRACEMAP_MODE_CONSUME };
 	struct tracemap_cpu *c = NULL;
@@ -146,26 +160,26 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 
 	ret = tm_opts_copy(&o, sizeof(o), opts, TM_CPU_OPTS_MIN_SZ, "tracemap_cpu_opts");
 	if (ret)
-		return NULL;
+		goto no_reader;
 	if (cpu < 0 || o.mode > TRACEMAP_MODE_FOLLOW) {
 		tm_log(TRACEMAP_LOG_ERROR, "invalid %s %d: pass a CPU number >= 0 and a "
 		       "TRACEMAP_MODE_*", cpu < 0 ? "CPU" : "mode", cpu < 0 ? cpu : (int)o.mode);
 		tm_err(EINVAL);
-		return NULL;
+		goto no_reader;
 	}
 	if (o.flags & ~(TRACEMAP_CPU_FORCE_READ | TRACEMAP_CPU_NO_FALLBACK)) {
 		tm_log(TRACEMAP_LOG_ERROR, "tracemap_cpu_opts.flags %#x has bits this libtracemap "
 		       "does not know (%#x): pass only TRACEMAP_CPU_* flags", o.flags,
 		       o.flags & ~(TRACEMAP_CPU_FORCE_READ | TRACEMAP_CPU_NO_FALLBACK));
 		tm_err(EINVAL);
-		return NULL;
+		goto no_reader;
 	}
 	if (o.mode != TRACEMAP_MODE_CONSUME && (o.flags & TRACEMAP_CPU_FORCE_READ)) {
 		tm_log(TRACEMAP_LOG_ERROR, "the %s mode reads without consuming, which needs the "
 		       "mapping: drop TRACEMAP_CPU_FORCE_READ or use TRACEMAP_MODE_CONSUME",
 		       o.mode == TRACEMAP_MODE_SNAPSHOT ? "snapshot" : "follow");
 		tm_err(EINVAL);
-		return NULL;
+		goto no_reader;
 	}
 	ret = tm_instance_find(instance, o.tracefs_dir, "tracemap_cpu_open", "a reader of a new "
 			       "private instance would find nothing in it", tfs, sizeof(tfs), idir,
@@ -173,21 +187,21 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 	if (!ret)
 		ret = check_header_page(tfs);
 	if (ret)
-		return NULL;
+		goto no_reader;
 
 	snprintf(path, sizeof(path), "%s/per_cpu/cpu%d", idir, cpu);
 	if (stat(path, &st)) {
 		tm_log(TRACEMAP_LOG_ERROR, "CPU %d has no ring buffer (%s missing): the CPU does "
 		       "not exist; use one listed in /sys/devices/system/cpu/possible", cpu, path);
 		tm_err(ENXIO);
-		return NULL;
+		goto no_reader;
 	}
 
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		tm_log(TRACEMAP_LOG_ERROR, "cpu%d: out of memory", cpu);
 		tm_err(ENOMEM);
-		return NULL;
+		goto no_reader;
 	}
 	c->fd = -1;
 	c->cpu = cpu;
@@ -195,6 +209,7 @@ struct tracemap_cpu *tracemap_cpu_open(const char *instance, int cpu,
 	c->mode = o.mode;
 	c->consume.id = TM_NO_ID;
 	c->follow.cur.id = TM_NO_ID;
+	tm_snapshot_seed(c, keep);
 
 	snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace_pipe_raw", idir, cpu);
 	/* O_CLOEXEC: any close() of an inherited copy would flush and wake our waits */
@@ -251,6 +266,11 @@ fail:
 	tracemap_cpu_close(c);
 	errno = ret;
 	return NULL;
+no_reader:
+	ret = errno;
+	tm_snap_keep_free(keep);
+	errno = ret;
+	return NULL;
 }
 
 /*
@@ -298,6 +318,20 @@ static struct tracemap_cpu *stand_in_ready(struct tracemap_cpu *c)
 	return c;
 }
 
+/* A stand-in reader of reader_alloc() over the caller's memory, made ready */
+static struct tracemap_cpu *memory_ready(struct tracemap_cpu *c, const void *meta,
+					 const void *subbufs, unsigned int nr_subbufs,
+					 int (*get_reader)(void *ctx), void *ctx)
+{
+	c->meta = meta;
+	c->subbufs = subbufs;
+	c->nr_subbufs = nr_subbufs;
+	c->get_reader = get_reader;
+	c->get_reader_ctx = ctx;
+	/* the counters come from the meta page alone */
+	return stand_in_ready(c);
+}
+
 struct tracemap_cpu *tm_cpu_open_memory(int cpu, enum tracemap_mode mode, const void *meta,
 					const void *subbufs, unsigned int subbuf_size,
 					unsigned int nr_subbufs, int (*get_reader)(void *ctx),
@@ -309,13 +343,24 @@ struct tracemap_cpu *tm_cpu_open_memory(int cpu, enum tracemap_mode mode, const 
 			 TRACEMAP_BACKEND_MMAP, -1, subbuf_size);
 	if (!c)
 		return NULL;
-	c->meta = meta;
-	c->subbufs = subbufs;
-	c->nr_subbufs = nr_subbufs;
-	c->get_reader = get_reader;
-	c->get_reader_ctx = ctx;
-	/* the counters come from the meta page alone */
-	return stand_in_ready(c);
+	return memory_ready(c, meta, subbufs, nr_subbufs, get_reader, ctx);
+}
+
+struct tracemap_cpu *tm_cpu_open_memory_from(struct tm_snap_keep *keep, int cpu,
+					     enum tracemap_mode mode, const void *meta,
+					     const void *subbufs, unsigned int subbuf_size,
+					     unsigned int nr_subbufs)
+{
+	struct tracemap_cpu *c;
+
+	c = reader_alloc(mode <= TRACEMAP_MODE_FOLLOW && nr_subbufs >= 2, cpu, mode,
+			 TRACEMAP_BACKEND_MMAP, -1, subbuf_size);
+	if (!c) {
+		tm_snap_keep_free(keep);
+		return NULL;
+	}
+	tm_snapshot_seed(c, keep);
+	return memory_ready(c, meta, subbufs, nr_subbufs, NULL, NULL);
 }
 
 struct tracemap_cpu *tm_cpu_open_read_fd(int cpu, int fd, unsigned int subbuf_size,
@@ -358,6 +403,9 @@ void tracemap_cpu_close(struct tracemap_cpu *c)
 	tm_pages_free(c->snap.copies, (size_t)c->nr_subbufs * c->subbuf_size);
 	free(c->snap.order);
 	free(c->snap.byid);
+	free(c->snap.slot);
+	free(c->snap.slots);
+	tm_snap_keep_free(c->snap.seed);
 	free(c->follow.buf);
 	free(c->pages.stage);
 	free(c->stats_path);
@@ -725,6 +773,16 @@ int tm_cpu_read_page_at(struct tracemap_cpu *c, void *buf, const unsigned char *
 			unsigned int flags)
 {
 	return tm_pages_read(c, buf, page, flags);
+}
+
+struct tm_snap_keep *tm_cpu_keep_copies(struct tracemap_cpu *c)
+{
+	return tm_snapshot_keep(c);
+}
+
+void tm_cpu_copy_changed(struct tracemap_cpu *c, const unsigned char *page)
+{
+	tm_snapshot_changed(c, page);
 }
 
 /**

@@ -21,7 +21,7 @@ struct dump_cpu {
 	unsigned char *pages;		/* room for the sub-buffers written out of place */
 	size_t nr_pages;
 	size_t cap;			/* bytes mapped at pages */
-	struct tracemap_cpu *reader;	/* the snapshot reader whose copies the pages are in */
+	struct tm_snap_keep *keep;	/* the copies of the snapshot reader: the other pages */
 	uint64_t read;			/* kernel: events consumed, as of the copy */
 	struct tracemap_dump_cpu_stats st;
 };
@@ -35,6 +35,8 @@ struct tracemap_dump {
 	size_t cmdlines_len;
 	char *events;			/* set_event as of the copy */
 	char *kallsyms;			/* NULL: /proc/kallsyms */
+	char *cpumask;			/* tracemap_dump_opts.cpumask, for a retake */
+	unsigned int flags;		/* tracemap_dump_opts.flags */
 	unsigned char ids[TM_EVENT_IDS / 8];	/* the event ids in the pages */
 	unsigned int subbuf_size;
 	int nr;
@@ -137,7 +139,8 @@ static int take_pages(struct tracemap_cpu *c, struct dump_cpu *dc, unsigned char
  * That is certain only while nothing was consumed: a consumer has been told
  * of the losses before what it read, and what it left may follow on.
  */
-static int mark_overrun(struct dump_cpu *dc, unsigned int sbs, uint64_t overrun, uint64_t nread)
+static int mark_overrun(struct tracemap_cpu *c, struct dump_cpu *dc, unsigned int sbs,
+			uint64_t overrun, uint64_t nread)
 {
 	unsigned int end = 0;
 	uint64_t commit, ts;
@@ -162,6 +165,8 @@ static int mark_overrun(struct dump_cpu *dc, unsigned int sbs, uint64_t overrun,
 	while (tm_walk_next(&w, &rec) > 0)
 		end = w.off;
 	ret = tm_subbuf_write(dc->page[0], sbs, tmp + TM_SUBBUF_HDR, 0, end, ts, lost);
+	/* the count lies where records were: a retake copies this page again */
+	tm_cpu_copy_changed(c, dc->page[0]);
 	free(tmp);
 	return ret < 0 ? ret : 0;
 }
@@ -182,9 +187,10 @@ static void add_total(struct tracemap_dump_cpu_stats *t, const struct tracemap_d
 
 /*
  * The pages of snapshot reader @c as the dump's @i-th CPU: the copy, the
- * overrun mark, the counts. @owned: the dump keeps @c until it is freed.
+ * overrun mark, the counts; the copies are the dump's then (the caller
+ * closes @c).
  */
-static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c, bool owned)
+static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c)
 {
 	unsigned int sbs = tracemap_cpu_subbuf_size(c);
 	struct dump_cpu *dc = &d->cpus[i];
@@ -197,11 +203,14 @@ static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c, bool 
 		return tm_err(EPROTO);
 	}
 	d->subbuf_size = sbs;
-	if (owned)
-		dc->reader = c;
-	ret = take_pages(c, dc, d->ids, owned);
+	ret = take_pages(c, dc, d->ids, true);
 	if (!ret)
-		ret = mark_overrun(dc, sbs, dc->st.overrun, dc->read);
+		ret = mark_overrun(c, dc, sbs, dc->st.overrun, dc->read);
+	if (!ret) {
+		dc->keep = tm_cpu_keep_copies(c);
+		if (!dc->keep)
+			ret = -errno;
+	}
 	if (ret)
 		return ret;
 	page_stats(dc, sbs);
@@ -252,8 +261,9 @@ struct tracemap_dump *tm_dump_from_readers(struct tracemap_cpu **readers, int n,
 		dc->st.cpu = tracemap_cpu_id(readers[d->nr]);
 		dc->st.overrun = src->overrun ? src->overrun[d->nr] : 0;
 		dc->read = src->read ? src->read[d->nr] : 0;
-		/* the dump holds the reader from here on: its copies are the pages */
-		ret = add_cpu(d, d->nr, readers[d->nr], true);
+		/* the dump holds the reader's copies from here on: they are the pages */
+		ret = add_cpu(d, d->nr, readers[d->nr]);
+		tracemap_cpu_close(readers[d->nr]);
 		readers[d->nr] = NULL;
 		if (ret) {
 			d->nr++;
@@ -272,23 +282,24 @@ fail:
 	return NULL;
 }
 
-/**
- * tracemap_dump_take - copy the buffer of every CPU without consuming it
- * @instance: the instance name, or TRACEMAP_TOP_LEVEL for the top-level buffer;
- *	NULL is refused (EINVAL): a new private instance would give an empty dump
- * @opts: NULL, or options with sz set (tracefs_dir, cpumask, flags)
- *
- * Opens a snapshot reader per CPU, back to back (the copy: validated pages,
- * torn ones copied again or marked lost), takes its pages as self-contained
- * sub-buffers, marks the kernel's overrun on the first page when nothing was
- * consumed, and reads saved_cmdlines, the enabled events (set_event) and the
- * trace clock. The pages stay in the readers' copies, so the dump holds the
- * readers (and the ring's mapping) until tracemap_dump_free(). Every failure
- * is explained through the print callback.
- *
- * Returns the dump, or NULL with errno set.
- */
-struct tracemap_dump *tracemap_dump_take(const char *instance, const struct tracemap_dump_opts *opts)
+struct tm_snap_keep *tm_dump_keep(struct tracemap_dump *d, int cpu)
+{
+	struct tm_snap_keep *k;
+	int i;
+
+	for (i = 0; d && i < d->nr; i++) {
+		if (d->cpus[i].st.cpu != cpu)
+			continue;
+		k = d->cpus[i].keep;
+		d->cpus[i].keep = NULL;
+		return k;
+	}
+	return NULL;
+}
+
+/* tracemap_dump_take(), seeded with @prev's copies (NULL: none), which it frees last */
+static struct tracemap_dump *dump_take(const char *instance, const struct tracemap_dump_opts *opts,
+				       struct tracemap_dump *prev, const char *who)
 {
 	struct tracemap_cpu_stats cst;
 	struct tracemap_cpu_opts copts = { .sz = sizeof(copts), .mode = TRACEMAP_MODE_SNAPSHOT,
@@ -313,7 +324,7 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		ret = tm_err(EINVAL);
 		goto out;
 	}
-	ret = tm_instance_find(instance, o.tracefs_dir, "tracemap_dump_take", "a dump of a new "
+	ret = tm_instance_find(instance, o.tracefs_dir, who, "a dump of a new "
 			       "private instance would be empty", tfs, sizeof(tfs), idir, sizeof(idir));
 	if (ret)
 		goto out;
@@ -344,7 +355,7 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		if (!set[i])
 			continue;
 		t0 = tm_now_ns();
-		readers[nr] = tracemap_cpu_open(instance, i, &copts);
+		readers[nr] = tm_cpu_open_seeded(instance, i, &copts, tm_dump_keep(prev, i));
 		if (!readers[nr]) {
 			ret = -errno;
 			goto out;
@@ -392,15 +403,17 @@ struct tracemap_dump *tracemap_dump_take(const char *instance, const struct trac
 		goto out;
 	}
 	d->as_top = o.flags & TRACEMAP_DUMP_AS_TOP;
+	d->flags = o.flags;
+	d->cpumask = o.cpumask ? strdup(o.cpumask) : NULL;
 	if (o.flags & TRACEMAP_DUMP_NO_KALLSYMS) {
 		/* an empty file: the writer's kallsyms section stays empty */
 		free(d->kallsyms);
 		d->kallsyms = strdup("/dev/null");
-		if (!d->kallsyms) {
-			tracemap_dump_free(d);
-			ret = tm_err(ENOMEM);
-			goto out;
-		}
+	}
+	if ((o.cpumask && !d->cpumask) || ((o.flags & TRACEMAP_DUMP_NO_KALLSYMS) && !d->kallsyms)) {
+		tracemap_dump_free(d);
+		ret = tm_err(ENOMEM);
+		goto out;
 	}
 	for (i = 0; i < nr; i++)
 		d->cpus[i].st.copy_ns = copy_ns[i];
@@ -421,10 +434,69 @@ out:
 	free((char *)src.cmdlines);
 	free((char *)src.events);
 	free((char *)src.clock);
+	/* last: @instance and @opts may be its */
+	tracemap_dump_free(prev);
 	if (ret)
 		errno = -ret;
 	return ret ? NULL : d;
 }
+
+/**
+ * tracemap_dump_take - copy the buffer of every CPU without consuming it
+ * @instance: the instance name, or TRACEMAP_TOP_LEVEL for the top-level buffer;
+ *	NULL is refused (EINVAL): a new private instance would give an empty dump
+ * @opts: NULL, or options with sz set (tracefs_dir, cpumask, flags)
+ *
+ * Opens a snapshot reader per CPU, back to back (the copy: validated pages,
+ * torn ones copied again or marked lost), takes its pages as self-contained
+ * sub-buffers, marks the kernel's overrun on the first page when nothing was
+ * consumed, and reads saved_cmdlines, the enabled events (set_event) and the
+ * trace clock. The pages stay in the readers' copies, which the dump keeps
+ * until tracemap_dump_free(); the readers themselves (descriptors, mappings)
+ * are closed before it returns. Every failure is explained through the print
+ * callback.
+ *
+ * Returns the dump, or NULL with errno set.
+ */
+struct tracemap_dump *tracemap_dump_take(const char *instance, const struct tracemap_dump_opts *opts)
+{
+	return dump_take(instance, opts, NULL, "tracemap_dump_take");
+}
+
+/**
+ * tracemap_dump_retake - copy the same buffer again, only what changed since
+ * @prev: a dump of tracemap_dump_take() or of this function; freed in every
+ *	case, and none of its pages may be read any more
+ *
+ * Takes the buffer @prev was taken of (instance, tracefs, CPU mask, flags) as
+ * tracemap_dump_take() does, but seeds each CPU's copy with @prev's: a
+ * sub-buffer with the time stamp and size of one in @prev is not copied out
+ * of the mapping again and its records are not counted again (the writer
+ * gives a page a new time stamp when it recycles it), so a view that
+ * refreshes a large buffer copies only what the writer changed since. The
+ * copy is validated as the first one is (torn pages copied again or marked
+ * lost) and the dump holds what a fresh one would hold, with the same
+ * statistics. Like every dump it holds no descriptor and no mapping, so
+ * keeping @prev between refreshes does not keep the instance from being
+ * removed.
+ *
+ * Returns the new dump, or NULL with errno set (then @prev is freed too).
+ */
+struct tracemap_dump *tracemap_dump_retake(struct tracemap_dump *prev)
+{
+	struct tracemap_dump_opts o = { .sz = sizeof(o) };
+
+	if (!prev) {
+		tm_err(EINVAL);
+		return NULL;
+	}
+	o.flags = prev->flags;
+	o.tracefs_dir = prev->tracefs;
+	o.cpumask = prev->cpumask;
+	return dump_take(prev->instance ? prev->instance : TRACEMAP_TOP_LEVEL, &o, prev,
+			 "tracemap_dump_retake");
+}
+
 
 /**
  * tracemap_dump_free - free a dump
@@ -439,7 +511,7 @@ void tracemap_dump_free(struct tracemap_dump *d)
 	for (i = 0; d->cpus && i < d->nr; i++) {
 		tm_pages_free(d->cpus[i].pages, d->cpus[i].cap);
 		free(d->cpus[i].page);
-		tracemap_cpu_close(d->cpus[i].reader);
+		tm_snap_keep_free(d->cpus[i].keep);
 	}
 	free(d->cpus);
 	free(d->tracefs);
@@ -448,6 +520,7 @@ void tracemap_dump_free(struct tracemap_dump *d)
 	free(d->cmdlines);
 	free(d->events);
 	free(d->kallsyms);
+	free(d->cpumask);
 	free(d);
 }
 

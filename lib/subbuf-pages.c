@@ -96,6 +96,9 @@ int tm_pages_read(struct tracemap_cpu *c, void *buf, const unsigned char **page,
 			if (page && in_copies(c, &r)) {
 				dst = (unsigned char *)(uintptr_t)r.subbuf;
 				*page = dst;
+				/* records moved or another base: no longer the kernel's page */
+				if (r.start || r.base_ts != r.page_ts)
+					tm_snapshot_changed(c, dst);
 			}
 			return tm_subbuf_write(dst, c->subbuf_size, r.data, r.start, r.end,
 					       r.base_ts, r.lost);

@@ -110,6 +110,20 @@ int tm_walk_skip(struct tm_walk *w, unsigned int to)
 	return tm_walk_tally(w, to, NULL);
 }
 
+/* @id among the distinct ids of @t, as long as there are at most max_few */
+static void note_few(struct tm_tally *t, uint16_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->nr_few && i < t->max_few; i++)
+		if (t->few[i] == id)
+			return;
+	if (t->nr_few < t->max_few)
+		t->few[t->nr_few] = id;
+	if (t->nr_few <= t->max_few)
+		t->nr_few++;
+}
+
 int tm_walk_tally(struct tm_walk *w, unsigned int to, struct tm_tally *t)
 {
 	unsigned int end = w->end;
@@ -126,6 +140,8 @@ int tm_walk_tally(struct tm_walk *w, unsigned int to, struct tm_tally *t)
 		if (rec.size >= sizeof(id)) {
 			memcpy(&id, rec.payload, sizeof(id));
 			t->ids[id / 8] |= 1 << (id % 8);
+			if (t->few)
+				note_few(t, id);
 		}
 		if (!t->events)
 			t->first_ts = rec.ts;

@@ -148,6 +148,10 @@ struct tm_tally {
 	uint64_t first_ts;		/* of the first record counted */
 	uint64_t last_ts;
 	unsigned char *ids;		/* bitmap of TM_EVENT_IDS: common_type, the payload's first u16 */
+	/* or NULL; else the distinct ids, max_few of them (nr_few > max_few: more) */
+	uint16_t *few;
+	unsigned int nr_few;
+	unsigned int max_few;
 };
 
 /* tm_walk_skip() that also counts the records it passes in @t (NULL: nothing counted). */
@@ -325,6 +329,23 @@ int tm_cpu_read_page_at(struct tracemap_cpu *c, void *buf, const unsigned char *
 			unsigned int flags);
 
 /*
+ * The copies of a snapshot reader that outlive it (cpu-snapshot.c owns
+ * them): a dump keeps them after it closed its readers (the fd and the
+ * mapping would keep the instance from being removed), and a dump taken
+ * again seeds the new readers with them.
+ */
+struct tm_snap_keep;
+/* The copies of snapshot reader @c, taken out of it (close it next); NULL + errno */
+struct tm_snap_keep *tm_cpu_keep_copies(struct tracemap_cpu *c);
+void tm_snap_keep_free(struct tm_snap_keep *k);
+/* Page @page of @c's copies was rewritten unlike the kernel's page (dump.c's marks) */
+void tm_cpu_copy_changed(struct tracemap_cpu *c, const unsigned char *page);
+/* tracemap_cpu_open() whose first scan is seeded with @keep (NULL: none), owned from here on */
+struct tracemap_cpu *tm_cpu_open_seeded(const char *instance, int cpu,
+					const struct tracemap_cpu_opts *opts,
+					struct tm_snap_keep *keep);
+
+/*
  * What a dump holds besides the pages of its readers, as tracemap_dump_take()
  * reads it from tracefs. Every field may be NULL (0): no instance, clock
  * "local", no command lines, no enabled events, no overrun, /proc/kallsyms.
@@ -345,12 +366,17 @@ struct tm_dump_src {
  * dump.c: a dump of snapshot readers (@readers[i] the i-th CPU, ascending),
  * as tracemap_dump_take() builds its own, and what the unit tests and the
  * fuzzer write over synthetic mappings. Takes the readers (each slot set to
- * NULL): the dump holds them until it is freed, since its pages are in
- * their copies, and closes them on failure.
+ * NULL) and closes them: their copies, which hold the pages, stay with the
+ * dump until it is freed (tm_cpu_keep_copies()).
  * Returns the dump, or NULL with errno set.
  */
 struct tracemap_dump *tm_dump_from_readers(struct tracemap_cpu **readers, int n,
 					   const struct tm_dump_src *src);
+/*
+ * dump.c: the copies @d holds of CPU @cpu, taken out of it (NULL: none),
+ * to seed the reader of a retake; @d can only be freed then.
+ */
+struct tm_snap_keep *tm_dump_keep(struct tracemap_dump *d, int cpu);
 
 /* ------------------------------------------------------------ wake-ups */
 
@@ -567,6 +593,14 @@ struct tracemap_cpu *tm_cpu_open_memory(int cpu, enum tracemap_mode mode, const 
  * per_cpu/cpuN/stats. The reader owns @fd
  * from then on: tracemap_cpu_close() closes it.
  */
+/*
+ * tm_cpu_open_memory() whose first scan is seeded with @keep (NULL: none),
+ * the copies of an earlier reader of the same memory; it owns @keep then.
+ */
+struct tracemap_cpu *tm_cpu_open_memory_from(struct tm_snap_keep *keep, int cpu,
+					     enum tracemap_mode mode, const void *meta,
+					     const void *subbufs, unsigned int subbuf_size,
+					     unsigned int nr_subbufs);
 struct tracemap_cpu *tm_cpu_open_read_fd(int cpu, int fd, unsigned int subbuf_size,
 					 int (*stats)(void *ctx, struct tracemap_cpu_stats *k),
 					 void *ctx);

@@ -115,15 +115,22 @@ static void make_tracefs(const char *dir)
 	put_file(dir, "events/ftrace/print/id", "5\n");
 }
 
-/* A sub-buffer full of print events "seq N" from *seq on, 10 us apart. */
-static unsigned int fill(unsigned char *sb, uint64_t page_ts, unsigned int *seq)
+/*
+ * Print events "seq N" from *@seq on into the sub-buffer at @sb, 10 us apart
+ * from @page_ts, at most @max (0: as many as fit), then with @pad the
+ * end-of-page padding the kernel leaves when the next event does not fit.
+ * The same @page_ts and *@seq give the same first records: a page that grew.
+ * Returns the count; the size of the data in *@commit.
+ */
+static unsigned int put_events(unsigned char *sb, uint64_t page_ts, unsigned int *seq,
+			       unsigned int max, bool pad, unsigned int *commit)
 {
 	unsigned char p[PAYLOAD];
 	unsigned int n = 0;
 	struct sbe e;
 
 	assert_int_equal(sbe_init(&e, sb, SBS, page_ts), 0);
-	for (;;) {
+	while (!max || n < max) {
 		memset(p, 0, sizeof(p));
 		p[0] = PRINT_ID;
 		memcpy(p + 4, &(int32_t){ 4242 }, 4);
@@ -133,10 +140,22 @@ static unsigned int fill(unsigned char *sb, uint64_t page_ts, unsigned int *seq)
 		(*seq)++;
 		n++;
 	}
+	if (pad)
+		assert_int_equal(sbe_end_page(&e), 0);
 	sbe_finish(&e, 0);
-	/* the data must reach the second memory page for the trap to work */
-	assert_true(e.commit > 4096);
+	*commit = e.commit;
 	sbe_release(&e);
+	return n;
+}
+
+/* A sub-buffer full of print events "seq N" from *seq on, 10 us apart. */
+static unsigned int fill(unsigned char *sb, uint64_t page_ts, unsigned int *seq)
+{
+	unsigned int n, commit;
+
+	n = put_events(sb, page_ts, seq, 0, false, &commit);
+	/* the data must reach the second memory page for the trap to work */
+	assert_true(commit > 4096);
 	return n;
 }
 
@@ -548,6 +567,323 @@ static void test_overrun_before_flagged_page(void **state)
 	munmap(map, SBS + 2 * SBS);
 }
 
+/* Sub-buffer @i of mapping @map: put_events(), padded when filled */
+static unsigned int fill_some(unsigned char *map, unsigned int i, uint64_t page_ts,
+			      unsigned int *seq, unsigned int max)
+{
+	unsigned int commit;
+
+	return put_events(map + SBS + (size_t)i * SBS, page_ts, seq, max, !max, &commit);
+}
+
+/* The memory page behind the second half of sub-buffer @i: its data past 4 KiB */
+static unsigned char *second_half(unsigned char *map, unsigned int i)
+{
+	return map + SBS + (size_t)i * SBS + 4096;
+}
+
+static struct {
+	unsigned char *map;
+	unsigned int nr;
+	unsigned int touched;
+} watch;
+
+/* A read of a watched second half: counted, then let through */
+static void on_touch(int sig, siginfo_t *si, void *uc)
+{
+	unsigned char *a = si->si_addr;
+	unsigned int i;
+
+	(void)uc;
+	for (i = 0; i < watch.nr; i++) {
+		if (a >= second_half(watch.map, i) && a < second_half(watch.map, i) + 4096) {
+			mprotect(second_half(watch.map, i), 4096, PROT_READ | PROT_WRITE);
+			watch.touched++;
+			return;
+		}
+	}
+	signal(sig, SIG_DFL);
+}
+
+/* The image tracemap_dump_write() makes of @d, malloc'ed; its length in *@len. */
+static unsigned char *image_of(struct tracemap_dump *d, size_t *len)
+{
+	unsigned char *p;
+	int fd;
+
+	fd = memfd_create("tm-test-image", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(tracemap_dump_write(d, fd), 0);
+	p = file_bytes(fd, len);
+	close(fd);
+	return p;
+}
+
+/* @a and @b hold the same: statistics (but the copy time) and image */
+static void same_dump(struct tracemap_dump *a, struct tracemap_dump *b)
+{
+	struct tracemap_dump_cpu_stats x, y;
+	unsigned char *ia, *ib;
+	size_t la, lb;
+
+	assert_int_equal(tracemap_dump_stats(a, -1, &x, sizeof(x)), 0);
+	assert_int_equal(tracemap_dump_stats(b, -1, &y, sizeof(y)), 0);
+	x.copy_ns = y.copy_ns = 0;
+	assert_memory_equal(&x, &y, sizeof(x));
+	ia = image_of(a, &la);
+	ib = image_of(b, &lb);
+	assert_int_equal(la, lb);
+	assert_memory_equal(ia, ib, la);
+	free(ia);
+	free(ib);
+}
+
+/*
+ * @d taken again over the @nr sub-buffers of @map, the data of each behind
+ * PROT_NONE while it is taken: the new dump (@d is freed), and in *@read
+ * how many sub-buffers it read the data of.
+ */
+static struct tracemap_dump *retake_watched(struct tracemap_dump *d, unsigned char *map,
+					    unsigned int nr, const struct tm_dump_src *src,
+					    unsigned int *read)
+{
+	struct sigaction sa = { 0 }, old;
+	struct tracemap_cpu *c;
+	struct tm_snap_keep *k;
+	unsigned int i;
+
+	watch.map = map;
+	watch.nr = nr;
+	watch.touched = 0;
+	sa.sa_sigaction = on_touch;
+	sa.sa_flags = SA_SIGINFO;
+	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+	for (i = 0; i < nr; i++)
+		assert_int_equal(mprotect(second_half(map, i), 4096, PROT_NONE), 0);
+	k = tm_dump_keep(d, 0);
+	assert_non_null(k);
+	assert_null(tm_dump_keep(d, 1));
+	tracemap_dump_free(d);
+	c = tm_cpu_open_memory_from(k, 0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, nr);
+	assert_non_null(c);
+	d = tm_dump_from_readers(&c, 1, src);
+	assert_non_null(d);
+	sigaction(SIGSEGV, &old, NULL);
+	for (i = 0; i < nr; i++)
+		assert_int_equal(mprotect(second_half(map, i), 4096, PROT_READ | PROT_WRITE), 0);
+	*read = watch.touched;
+	return d;
+}
+
+/* An empty mapping of @nr sub-buffers whose reader page is @reader, @read bytes handed out */
+static unsigned char *empty_mapping(unsigned int nr, unsigned int reader, unsigned int read)
+{
+	struct trace_buffer_meta *meta;
+	unsigned char *map;
+
+	map = mmap(NULL, SBS + (size_t)nr * SBS, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	meta = (struct trace_buffer_meta *)map;
+	*meta = (struct trace_buffer_meta){ .meta_page_size = SBS, .meta_struct_len = sizeof(*meta),
+					    .subbuf_size = SBS, .nr_subbufs = nr,
+					    .reader = { .id = reader, .read = read } };
+	return map;
+}
+
+#define RT_NR		7
+#define RT_MS		100000000ULL
+
+/*
+ * A dump taken again from the last one after the writer went on (the newest
+ * page grew to full, the two oldest were recycled with newer events, the
+ * second of them partly written) equals a fresh dump of the same memory,
+ * byte for byte and in every count, and reads only the three pages that
+ * changed. The oldest page carries the overrun mark both times, which the
+ * dump wrote over its copy: taken again with nothing changed, that page
+ * alone is read.
+ */
+static void test_retake_equals_take(void **state)
+{
+	char dir[] = "/tmp/tm-test-retake.XXXXXX", cmd[4200];
+	unsigned int seq = 0, first5, count[6], i, want = 0, read;
+	uint64_t overrun = 37, nread = 0;
+	struct tracemap_dump_cpu_stats st;
+	struct tracemap_dump *d, *f;
+	struct tracemap_cpu *c;
+	struct tm_dump_src src;
+	unsigned char *map;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	make_tracefs(dir);
+	src = (struct tm_dump_src){ .tracefs = dir, .overrun = &overrun, .read = &nread };
+	/* the reader page is the last sub-buffer, empty: the writer never writes there */
+	map = empty_mapping(RT_NR, RT_NR - 1, 0);
+	for (i = 0; i < 5; i++)
+		count[i] = fill_some(map, i, T0 + i * RT_MS, &seq, 0);
+	first5 = seq;
+	count[5] = fill_some(map, 5, T0 + 5 * RT_MS, &seq, 20);
+
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, RT_NR, NULL, NULL);
+	assert_non_null(c);
+	d = tm_dump_from_readers(&c, 1, &src);
+	assert_non_null(d);
+	assert_int_equal(tracemap_dump_stats(d, -1, &st, sizeof(st)), 0);
+	assert_int_equal(st.events, count[0] + count[1] + count[2] + count[3] + count[4] + 20);
+	assert_int_equal(st.lost, 37);
+
+	/* the writer fills page 5, then recycles 0 and 1 */
+	seq = first5;
+	count[5] = fill_some(map, 5, T0 + 5 * RT_MS, &seq, 0);
+	assert_true(count[5] > 20);
+	count[0] = fill_some(map, 0, T0 + 6 * RT_MS, &seq, 0);
+	count[1] = fill_some(map, 1, T0 + 7 * RT_MS, &seq, 200);
+	for (i = 0; i < 6; i++)
+		want += count[i];
+
+	d = retake_watched(d, map, RT_NR, &src, &read);
+	assert_int_equal(read, 3);
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, RT_NR, NULL, NULL);
+	assert_non_null(c);
+	f = tm_dump_from_readers(&c, 1, &src);
+	assert_non_null(f);
+	assert_int_equal(tracemap_dump_stats(d, -1, &st, sizeof(st)), 0);
+	assert_int_equal(st.events, want);
+	assert_int_equal(st.pages, 6);
+	assert_int_equal(st.lost, 37);
+	assert_int_equal(st.lost_gaps, 0);
+	same_dump(d, f);
+
+	/* again with nothing changed: the overrun mark is a count where the padding was */
+	d = retake_watched(d, map, RT_NR, &src, &read);
+	assert_int_equal(read, 1);
+	same_dump(d, f);
+
+	tracemap_dump_free(d);
+	tracemap_dump_free(f);
+	munmap(map, SBS + RT_NR * SBS);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * A retake whose writer recycles a page while it is copied, every time (the
+ * tear of test_torn_page_dropped on a page recycled since the last dump, so
+ * that the retake must copy it): the page is dropped and marked lost, as a
+ * fresh dump under the same writer does, and every other event is there.
+ */
+static void test_retake_torn_page_lost(void **state)
+{
+	char dir[] = "/tmp/tm-test-retake-torn.XXXXXX", cmd[4200];
+	unsigned int seq = 0, count[NR_SUBBUFS];
+	struct tracemap_dump_cpu_stats st, fresh;
+	struct sigaction sa = { 0 }, old;
+	struct tracemap_dump *d;
+	struct tracemap_cpu *c;
+	struct tm_snap_keep *k;
+	unsigned char *map;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	make_tracefs(dir);
+	map = make_mapping(NR_SUBBUFS, &seq, NULL, count);
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, NR_SUBBUFS, NULL,
+			       NULL);
+	assert_non_null(c);
+	d = tm_dump_from_readers(&c, 1, &(struct tm_dump_src){ .tracefs = dir });
+	assert_non_null(d);
+	k = tm_dump_keep(d, 0);
+	tracemap_dump_free(d);
+
+	/* the oldest page recycled: the newest now, and torn by every copy */
+	count[0] = fill_some(map, 0, T0 + NR_SUBBUFS * 100000000ULL, &seq, 0);
+	tear.hdr = map + SBS;
+	tear.data = tear.hdr + 4096;
+	tear.recycled = 0;
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO;
+	assert_int_equal(sigaction(SIGSEGV, &sa, &old), 0);
+	assert_int_equal(mprotect(map, SBS + NR_SUBBUFS * SBS, PROT_READ), 0);
+	assert_int_equal(mprotect(tear.data, 4096, PROT_NONE), 0);
+
+	c = tm_cpu_open_memory_from(k, 0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, NR_SUBBUFS);
+	assert_non_null(c);
+	d = tm_dump_from_readers(&c, 1, &(struct tm_dump_src){ .tracefs = dir });
+	assert_non_null(d);
+	assert_true(tear.recycled >= 16);
+	assert_int_equal(tracemap_dump_stats(d, -1, &st, sizeof(st)), 0);
+	tracemap_dump_free(d);
+
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, NR_SUBBUFS, NULL,
+			       NULL);
+	assert_non_null(c);
+	d = tm_dump_from_readers(&c, 1, &(struct tm_dump_src){ .tracefs = dir });
+	assert_non_null(d);
+	mprotect(map, SBS + NR_SUBBUFS * SBS, PROT_READ);
+	sigaction(SIGSEGV, &old, NULL);
+	assert_int_equal(tracemap_dump_stats(d, -1, &fresh, sizeof(fresh)), 0);
+	tracemap_dump_free(d);
+
+	/* the torn page is gone, every other event there, the gap counted */
+	assert_int_equal(st.events, count[1] + count[2] + count[3]);
+	assert_true(st.lost_gaps >= 1);
+	st.copy_ns = fresh.copy_ns = 0;
+	assert_memory_equal(&st, &fresh, sizeof(st));
+
+	munmap(map, SBS + NR_SUBBUFS * SBS);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * The reader page partly handed out by a consumer: a dump writes its rest
+ * from the middle over its copy, so a retake copies it again, and equals a
+ * fresh dump.
+ */
+static void test_retake_after_partly_read(void **state)
+{
+	char dir[] = "/tmp/tm-test-retake-read.XXXXXX", cmd[4200];
+	struct tracemap_dump_cpu_stats st;
+	struct tracemap_dump *d1, *d2;
+	unsigned int seq = 0, n[3], read;
+	struct tracemap_cpu *c;
+	struct tm_dump_src src;
+	unsigned char *map;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	make_tracefs(dir);
+	src = (struct tm_dump_src){ .tracefs = dir };
+	/* the reader page 2 holds the oldest events, the first 10 (32 bytes each) handed out */
+	map = empty_mapping(3, 2, 10 * 32);
+	n[2] = fill_some(map, 2, T0, &seq, 0);
+	n[0] = fill_some(map, 0, T0 + RT_MS, &seq, 0);
+	n[1] = fill_some(map, 1, T0 + 2 * RT_MS, &seq, 40);
+
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, 3, NULL, NULL);
+	assert_non_null(c);
+	d1 = tm_dump_from_readers(&c, 1, &src);
+	assert_non_null(d1);
+	assert_int_equal(tracemap_dump_stats(d1, -1, &st, sizeof(st)), 0);
+	assert_int_equal(st.events, n[2] - 10 + n[0] + n[1]);
+
+	d1 = retake_watched(d1, map, 3, &src, &read);
+	assert_int_equal(read, 1);
+
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, 3, NULL, NULL);
+	assert_non_null(c);
+	d2 = tm_dump_from_readers(&c, 1, &src);
+	assert_non_null(d2);
+	same_dump(d1, d2);
+
+	tracemap_dump_free(d1);
+	tracemap_dump_free(d2);
+	munmap(map, SBS + 3 * SBS);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -556,6 +892,9 @@ int main(void)
 		cmocka_unit_test(test_rewrite_equals_write),
 		cmocka_unit_test(test_rewrite_two_files),
 		cmocka_unit_test(test_overrun_before_flagged_page),
+		cmocka_unit_test(test_retake_equals_take),
+		cmocka_unit_test(test_retake_torn_page_lost),
+		cmocka_unit_test(test_retake_after_partly_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
