@@ -240,10 +240,18 @@ tl_cmdlines_bg() {
 # tl_can_map INSTANCE: this kernel maps the ring buffer (Linux 6.10 or
 # later), as tracemap stat sees CPU 0 of INSTANCE
 tl_can_map() {
+	[ -n "${TM:-}" ] || tl_fail "tl_can_map: TM (the tracemap binary) is not set"
 	"$TM" stat -B "$1" 2> /dev/null | awk '$1 == "0" { ok = $2 == "yes" } END { exit !ok }'
 }
 
 # tl_require_mmap INSTANCE: skip unless this kernel maps the ring buffer
 tl_require_mmap() {
 	tl_can_map "$1" || tl_skip "this kernel cannot map the ring buffer (Linux 6.10 or later is needed)"
+}
+
+# tl_require_mmap_kernel: the same, probed on an instance of its own, for
+# tests whose every step needs the mapping (tool-nomap.sh checks what the
+# tools and the live view say without it)
+tl_require_mmap_kernel() {
+	tl_require_mmap "$(tl_instance map)"
 }
