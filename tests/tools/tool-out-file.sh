@@ -19,6 +19,8 @@ tl_require_tracemap
 cd "$TL_TMP" || exit 1
 inst=$(tl_instance outf 64)
 idir=$TL_TRACEFS/instances/$inst
+# snapshot and flight need the mapping (their refusal: tool-nomap.sh)
+tl_require_mmap "$inst"
 echo "seq=1 out-file" > "$idir/trace_marker"
 
 # what is in the directory: names, kinds, link targets, sizes and contents

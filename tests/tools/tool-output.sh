@@ -12,10 +12,14 @@ cd "$TL_TMP" || exit 1
 inst=$(tl_instance out)
 idir=$TL_TRACEFS/instances/$inst
 
-# stream N OUTPUT: 100 markers on CPU 0 while streaming into OUTPUT, consumed,
-# then SIGINT; the exit status in rc
+# stream_into OUTPUT [BLOCKS]: 100 markers on CPU 0 while streaming into
+# OUTPUT, consumed, then SIGINT; the exit status in rc. BLOCKS: a file size
+# limit (ulimit -f) for the stream alone; a limit on this shell would cut
+# its own log, a file too, and kill it (SIGXFSZ) instead of the stream
+# being told EFBIG
 stream_into() {
-	"$TM" stream -B "$inst" --watermark 0 --latency-ms 60000 > "$1" 2> err.txt &
+	sh -c 'ulimit -f "$1" && shift && exec "$@"' limit "${2:-unlimited}" \
+		"$TM" stream -B "$inst" --watermark 0 --latency-ms 60000 > "$1" 2> err.txt &
 	tm=$!
 	tl_bg $tm
 	tl_wait 10 tl_file_is "$idir/buffer_percent" 0 || { cat err.txt; tl_fail "the stream did not start"; }
@@ -40,8 +44,7 @@ grep -q "writing the output failed: No space left on device" err.txt || tl_fail 
 
 # 2. a file size limit: some lines written, the rest counted
 : > "$idir/trace"
-(ulimit -f 2; stream_into small.txt; exit $rc)
-rc=$?
+stream_into small.txt 2
 [ $rc -eq 1 ] || tl_fail "file size limit: exit $rc, expected 1"
 grep -q "writing the output failed: File too large" err.txt || tl_fail "file size limit: no cause"
 lines=$(tr -cd '\n' < small.txt | wc -c)
