@@ -3,14 +3,17 @@
  * ks-refresh: the parts of one refresh of tracemap's KernelShark view, timed
  * (CLOCK_MONOTONIC, median of -r repetitions), for bench/run-kernelshark.sh.
  *
- *   ks-refresh [-r reps] -B instance -p plugin.so -o image.dat
+ *   ks-refresh [-r reps] [-n] -B instance -p plugin.so -o image.dat
  *       first=MS     the plugin's part the first time in the process
  *                    (the writer reads kallsyms and the formats then)
  *       plugin=MS    the plugin's part on later refreshes:
- *                    tracemap_dump_take() of the instance and
- *                    tracemap_dump_rewrite() of the image over the last one
- *                    (image.dat, on a tmpfs, kept open as the plugin keeps
- *                    its memory file)
+ *                    tracemap_dump_retake() of the last copy of the
+ *                    instance and tracemap_dump_rewrite() of the image over
+ *                    the last one (image.dat, on a tmpfs, kept open as the
+ *                    plugin keeps its memory file)
+ *       take=MS      of it, the copy (retake)
+ *       -n           the plugin's part alone, no KernelShark (for callgrind:
+ *                    --toggle-collect=dump_to)
  *       load=MS      KernelShark's load of that image: kshark_open(),
  *                    the buffers, kshark_load_all_entries()
  *       refresh=MS   the whole refresh through the plugin:
@@ -24,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,34 +85,38 @@ static ssize_t ks_load(struct kshark_context *ctx, const char *path)
 	return n;
 }
 
-/* what the plugin does: a copy written over the image that nobody reads any more */
-static int dump_to(const char *instance, int fd)
+/*
+ * What the plugin does: the copy taken again from the last one, written
+ * over the image that nobody reads any more; the time of the copy in *@take_ms.
+ */
+static int dump_to(const char *instance, int fd, double *take_ms)
 {
 	struct tracemap_dump_opts opts = { .sz = sizeof(opts),
 					   .flags = TRACEMAP_DUMP_AS_TOP | TRACEMAP_DUMP_NO_KALLSYMS };
-	struct tracemap_dump *d;
-	int ret;
+	static struct tracemap_dump *kept;
+	double t0 = now_ms();
 
-	d = tracemap_dump_take(instance, &opts);
-	if (!d)
+	kept = kept ? tracemap_dump_retake(kept) : tracemap_dump_take(instance, &opts);
+	*take_ms = now_ms() - t0;
+	if (!kept)
 		return -errno;
-	ret = tracemap_dump_rewrite(d, fd);
-	tracemap_dump_free(d);
-	return ret;
+	return tracemap_dump_rewrite(kept, fd);
 }
 
 int main(int argc, char **argv)
 {
-	double plugin[MAX_REPS], load[MAX_REPS], refresh[MAX_REPS], t0, first;
+	double plugin[MAX_REPS], take[MAX_REPS], load[MAX_REPS], refresh[MAX_REPS], t0, first;
 	const char *inst = NULL, *so = NULL, *img = NULL, *file = NULL;
 	struct kshark_context *ctx = NULL;
 	char dir[512];
 	ssize_t n = 0;
 	int reps = 3, opt, r, ret, fd;
+	bool plugin_only = false;
 
-	while ((opt = getopt(argc, argv, "r:B:p:o:f:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:nB:p:o:f:")) != -1) {
 		switch (opt) {
 		case 'r': reps = atoi(optarg); break;
+		case 'n': plugin_only = true; break;
 		case 'B': inst = optarg; break;
 		case 'p': so = optarg; break;
 		case 'o': img = optarg; break;
@@ -144,7 +152,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	t0 = now_ms();
-	ret = dump_to(inst, fd);
+	ret = dump_to(inst, fd, &take[0]);
 	first = now_ms() - t0;
 	if (ret < 0) {
 		fprintf(stderr, "ks-refresh: dump of %s: %s\n", inst, strerror(-ret));
@@ -152,12 +160,14 @@ int main(int argc, char **argv)
 	}
 	for (r = 0; r < reps; r++) {
 		t0 = now_ms();
-		ret = dump_to(inst, fd);
+		ret = dump_to(inst, fd, &take[r]);
 		plugin[r] = now_ms() - t0;
 		if (ret < 0) {
 			fprintf(stderr, "ks-refresh: dump of %s: %s\n", inst, strerror(-ret));
 			return 1;
 		}
+		if (plugin_only)
+			continue;
 		t0 = now_ms();
 		n = ks_load(ctx, img);
 		load[r] = now_ms() - t0;
@@ -169,14 +179,18 @@ int main(int argc, char **argv)
 		}
 		refresh[r] = now_ms() - t0;
 	}
-	printf("first=%.1f plugin=%.1f load=%.1f refresh=%.1f entries=%zd\n", first,
-	       median(plugin, reps),
-	       median(load, reps), median(refresh, reps), n);
+	if (plugin_only)
+		printf("first=%.1f plugin=%.1f take=%.1f\n", first, median(plugin, reps),
+		       median(take, reps));
+	else
+		printf("first=%.1f plugin=%.1f take=%.1f load=%.1f refresh=%.1f entries=%zd\n",
+		       first, median(plugin, reps), median(take, reps), median(load, reps),
+		       median(refresh, reps), n);
 	close(fd);
 	kshark_free(ctx);
 	return 0;
 usage:
-	fprintf(stderr, "usage: ks-refresh [-r reps] -B instance -p plugin.so -o image.dat\n"
+	fprintf(stderr, "usage: ks-refresh [-r reps] [-n] -B instance -p plugin.so -o image.dat\n"
 		"       ks-refresh [-r reps] -f file.dat\n");
 	return 2;
 }

@@ -7,7 +7,8 @@
  * the tracefs mount itself (the top-level buffer), or a descriptor file
  * NAME.tracemap (for File -> Open, whose dialog cannot pick a directory).
  * Opening one copies every CPU's buffer with libtracemap's dump
- * (tracemap_dump_take(), nothing consumed), writes it as a trace.dat image
+ * (tracemap_dump_take(), nothing consumed; a refresh takes it again from the
+ * last copy, tracemap_dump_retake()), writes it as a trace.dat image
  * into a memory file (tracemap_dump_rewrite(), over an image nobody reads
  * any more) and hands that to KernelShark's own trace.dat input,
  * kshark_tep_init_input(); the stream is then marked "tep data", so event
@@ -492,6 +493,56 @@ static void sig_copy(struct copy_sig *dst, const struct copy_sig *src)
 	dst->nr = src->nr;
 }
 
+/*
+ * The last copy, kept for the next refresh of the same buffer, which is
+ * taken from it (tracemap_dump_retake()): only the pages the writer changed
+ * since are copied. A dump holds no descriptor, so keeping it does not keep
+ * the instance from being removed. Taken out while a copy is made.
+ */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tracemap_dump *kept_dump;
+static char *kept_key;			/* the buffer it is of: "tracefs/instance" */
+
+/* A copy of @src's buffer: from the copy kept of it, else a new one. NULL + errno */
+static struct tracemap_dump *copy_buffer(const struct live_src *src,
+					 const struct tracemap_dump_opts *opts, const char *key)
+{
+	struct tracemap_dump *prev;
+	char *prev_key;
+
+	pthread_mutex_lock(&kept_lock);
+	prev = kept_dump;
+	prev_key = kept_key;
+	kept_dump = NULL;
+	kept_key = NULL;
+	pthread_mutex_unlock(&kept_lock);
+	if (prev && strcmp(prev_key, key)) {
+		tracemap_dump_free(prev);
+		prev = NULL;
+	}
+	free(prev_key);
+	if (prev)
+		return tracemap_dump_retake(prev);
+	return tracemap_dump_take(src->top ? TRACEMAP_TOP_LEVEL : src->instance, opts);
+}
+
+/* Keep @d, the copy of @key's buffer, for the next refresh (or free it). */
+static void keep_copy(struct tracemap_dump *d, const char *key)
+{
+	char *k = strdup(key);
+
+	pthread_mutex_lock(&kept_lock);
+	if (k && !kept_dump) {
+		kept_dump = d;
+		kept_key = k;
+		d = NULL;
+		k = NULL;
+	}
+	pthread_mutex_unlock(&kept_lock);
+	free(k);
+	tracemap_dump_free(d);
+}
+
 /* Forget @fd as an image file (it is closed by the caller). */
 static void image_drop(int fd)
 {
@@ -522,11 +573,13 @@ static int snapshot_image(const struct live_src *src, const char *path,
 		 */
 		.flags = TRACEMAP_DUMP_AS_TOP | TRACEMAP_DUMP_NO_KALLSYMS,
 	};
+	char key[PATH_MAX + NAME_MAX + 2];
 	struct tracemap_dump *d;
 	int fd, ret, slot;
 	struct stat fst;
 
-	d = tracemap_dump_take(src->top ? TRACEMAP_TOP_LEVEL : src->instance, &opts);
+	snprintf(key, sizeof(key), "%s/%s", src->tracefs, src->top ? "" : src->instance);
+	d = copy_buffer(src, &opts, key);
 	if (!d) {
 		ret = -errno;
 		fprintf(stderr, "tracemap: cannot copy the ring buffer of %s%s: %s\n",
@@ -576,7 +629,7 @@ static int snapshot_image(const struct live_src *src, const char *path,
 	ret = fd;
 out:
 	pthread_mutex_unlock(&image_lock);
-	tracemap_dump_free(d);
+	keep_copy(d, key);
 	return ret;
 }
 
