@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * tracemap_cpu_wait() on the real tracefs: it reports the reader's data
+ * tracemap_cpu_wait() on the real tracefs, through the mapping and through
+ * read() (its fallback without the mapping): it reports the reader's data
  * (buffer_percent 0), the caller's other descriptor and timeouts apart,
  * and applies the library's empty-wakeup back-off: after three wakeups
  * from which no region was read it pauses 1 ms instead of trusting the
@@ -29,17 +30,35 @@ static struct {
 
 static int setup(void **state)
 {
-	struct tracemap_cpu_opts o = { .sz = sizeof(o), .flags = TRACEMAP_CPU_NO_FALLBACK };
-
 	th_save_affinity();
 	th_pin(0);
 	f.inst = th_instance_create(TAG, 64, 0);
 	if (!f.inst || th_instance_write(f.inst, "buffer_percent", "0"))
 		return -1;
 	f.marker = th_marker_open(f.inst, 0);
-	f.c = tracemap_cpu_open(f.inst, 0, &o);
-	if (f.marker < 0 || !f.c || pipe(f.pipe))
+	if (f.marker < 0 || pipe(f.pipe))
 		return -1;
+	return 0;
+}
+
+/* The reader of CPU 0 on the case's backend (each case: test_closed_fd closes its fd) */
+static void open_reader(void **state)
+{
+	struct tracemap_cpu_opts o = { .sz = sizeof(o), .flags = TRACEMAP_CPU_NO_FALLBACK };
+
+	th_backend_case(state);
+	if (th_on_read())
+		o.flags = th_cpu_flags();
+	f.c = tracemap_cpu_open(f.inst, 0, &o);
+	assert_non_null(f.c);
+	assert_int_equal(tracemap_cpu_backend(f.c), th_on_read() ? TRACEMAP_BACKEND_READ :
+			 TRACEMAP_BACKEND_MMAP);
+}
+
+static int close_reader(void **state)
+{
+	tracemap_cpu_close(f.c);
+	f.c = NULL;
 	return 0;
 }
 
@@ -86,6 +105,7 @@ static void test_results(void **state)
 {
 	uint64_t t0;
 
+	open_reader(state);
 	read_all();
 	t0 = th_now_ns();
 	assert_int_equal(tracemap_cpu_wait(f.c, f.pipe[0], 20), 0);
@@ -111,6 +131,7 @@ static void test_backoff(void **state)
 	uint64_t t0, dt;
 	int i;
 
+	open_reader(state);
 	read_all();
 	assert_int_equal(th_write_marker(f.marker, 2), 0);
 	for (i = 0; i < 3; i++)
@@ -137,11 +158,13 @@ static void test_backoff(void **state)
 	assert_int_equal(read_all(), 1);
 }
 
-/* A descriptor that is not open is an error, not "readable" (last: it closes the reader's) */
+/* A descriptor that is not open is an error, not "readable" (it closes the reader's) */
 static void test_closed_fd(void **state)
 {
-	int bad = dup(f.pipe[0]);
+	int bad;
 
+	open_reader(state);
+	bad = dup(f.pipe[0]);
 	assert_true(bad >= 0);
 	close(bad);
 	assert_int_equal(tracemap_cpu_wait(f.c, bad, LONG_MS), -EBADF);
@@ -154,11 +177,12 @@ static void test_closed_fd(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_results),
-		cmocka_unit_test(test_backoff),
-		cmocka_unit_test(test_closed_fd),
+		TH_BOTH(test_results, NULL, close_reader),
+		TH_BOTH(test_backoff, NULL, close_reader),
+		TH_BOTH(test_closed_fd, NULL, close_reader),
 	};
 
-	th_require_mmap();
+	/* the cases of the mapping skip one by one: their twins run through read() */
+	th_require_tracefs();
 	return cmocka_run_group_tests_name("cpu wait", tests, setup, teardown);
 }
