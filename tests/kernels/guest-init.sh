@@ -42,6 +42,8 @@ mount -t tmpfs shm /root/dev/shm
 mount -t tracefs nodev /root/sys/kernel/tracing
 mount -t debugfs nodev /root/sys/kernel/debug 2>/dev/null
 hostname km-guest
+# the loopback interface, which tests send to (test-format's UDP to itself)
+ip link set lo up || fail "cannot bring up the loopback interface"
 cp /job /root/tmp/km-job
 chroot /root /bin/sh "$KM_DIR/tests/kernels/guest-run.sh" /tmp/km-job >&3 2>&1
 echo "KM-EXIT $?" >&3
