@@ -2,7 +2,8 @@
 /*
  * tracemap_cpu_open() errors on the real tracefs: each failure has its own
  * errno and exactly one error message that names what failed and says what
- * to do; a successful open says nothing.
+ * to do; a successful open says nothing. Without the mapping, the same, and
+ * what needs the mapping refused with the kernel it needs.
  *
  * timeout: 60
  */
@@ -178,13 +179,22 @@ static void test_no_permission(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-/* The checks above can pass: the same arguments with the errors removed open. */
+/* What a consuming reader opened without flags reads through: the fallback without the mapping */
+static enum tracemap_backend native_backend(void)
+{
+	return th_have_mmap() ? TRACEMAP_BACKEND_MMAP : TRACEMAP_BACKEND_READ;
+}
+
+/*
+ * The checks above can pass: the same arguments with the errors removed
+ * open, without a warning (the fallback to read() is no error).
+ */
 static void test_valid_is_silent(void **state)
 {
 	static const struct {
 		enum tracemap_mode mode;
 		unsigned int flags;
-		enum tracemap_backend backend;
+		enum tracemap_backend backend;	/* READ: forced, or the fallback */
 	} ok[] = {
 		{ TRACEMAP_MODE_CONSUME, 0, TRACEMAP_BACKEND_MMAP },
 		{ TRACEMAP_MODE_CONSUME, TRACEMAP_CPU_FORCE_READ, TRACEMAP_BACKEND_READ },
@@ -196,22 +206,26 @@ static void test_valid_is_silent(void **state)
 	unsigned int i;
 
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		/* snapshot and follow: test_no_mapping where the kernel cannot map */
+		if (ok[i].mode != TRACEMAP_MODE_CONSUME && !th_have_mmap())
+			continue;
 		memset(&msgs, 0, sizeof(msgs));
 		o.mode = ok[i].mode;
 		o.flags = ok[i].flags;
 		o.tracefs_dir = i % 2 ? th_tracefs() : NULL;
 		c = tracemap_cpu_open(inst, 0, &o);
 		assert_non_null(c);
-		assert_int_equal(tracemap_cpu_backend(c), ok[i].backend);
+		assert_int_equal(tracemap_cpu_backend(c), ok[i].flags ? ok[i].backend :
+				 native_backend());
 		assert_int_equal(tracemap_cpu_mode(c), ok[i].mode);
 		assert_int_equal(tracemap_cpu_id(c), 0);
 		tracemap_cpu_close(c);
 		assert_int_equal(msgs.n, 0);
 	}
-	/* NULL options: consume through the mapping */
+	/* NULL options: consume through the mapping (read() without it) */
 	c = tracemap_cpu_open(inst, 0, NULL);
 	assert_non_null(c);
-	assert_int_equal(tracemap_cpu_backend(c), TRACEMAP_BACKEND_MMAP);
+	assert_int_equal(tracemap_cpu_backend(c), native_backend());
 	tracemap_cpu_close(c);
 	assert_int_equal(msgs.n, 0);
 }
@@ -232,7 +246,7 @@ static void test_opts_size(void **state)
 	memset(&msgs, 0, sizeof(msgs));
 	c = tracemap_cpu_open(inst, 0, &big.o);
 	assert_non_null(c);
-	assert_int_equal(tracemap_cpu_backend(c), TRACEMAP_BACKEND_MMAP);
+	assert_int_equal(tracemap_cpu_backend(c), native_backend());
 	tracemap_cpu_close(c);
 	assert_int_equal(msgs.n, 0);
 
@@ -249,6 +263,25 @@ static void test_opts_size(void **state)
 
 	expect_failure(inst, 0, TRACEMAP_MODE_CONSUME, 0, NULL, SZ - 1, EINVAL,
 		       HINTS("tracemap_cpu_opts.sz", "sizeof(struct tracemap_cpu_opts)"));
+}
+
+/*
+ * Without the mapping, what needs it is refused with EOPNOTSUPP and one
+ * message naming the kernel it needs: snapshot, follow, and a consuming
+ * reader that may not fall back.
+ */
+static void test_no_mapping(void **state)
+{
+	if (th_have_mmap()) {
+		printf("skip: this kernel maps trace_pipe_raw: nothing to refuse\n");
+		skip();
+	}
+	expect_failure(inst, 0, TRACEMAP_MODE_SNAPSHOT, 0, NULL, SZ, EOPNOTSUPP,
+		       HINTS("cannot map", "Linux 6.10 or later"));
+	expect_failure(inst, 0, TRACEMAP_MODE_FOLLOW, 0, NULL, SZ, EOPNOTSUPP,
+		       HINTS("cannot map", "Linux 6.10 or later"));
+	expect_failure(inst, 0, TRACEMAP_MODE_CONSUME, TRACEMAP_CPU_NO_FALLBACK, NULL, SZ,
+		       EOPNOTSUPP, HINTS("cannot map", "Linux 6.10 or later"));
 }
 
 /* The getters of a NULL reader fail alike, the enum ones included. */
@@ -277,9 +310,11 @@ int main(void)
 		cmocka_unit_test(test_no_permission),
 		cmocka_unit_test(test_valid_is_silent),
 		cmocka_unit_test(test_opts_size),
+		cmocka_unit_test(test_no_mapping),
 		cmocka_unit_test(test_null_getters),
 	};
 
-	th_require_mmap();
+	/* without the mapping the same errors, and its refusals (test_no_mapping) */
+	th_require_tracefs();
 	return cmocka_run_group_tests_name("cpu open errors", tests, setup, teardown);
 }
