@@ -263,6 +263,8 @@ void tm_snapshot_rewind(struct tracemap_cpu *c);
 void tm_snapshot_seed(struct tracemap_cpu *c, struct tm_snap_keep *k);
 /* The copy at @page was rewritten unlike the kernel's page (no-op when not a copy) */
 void tm_snapshot_changed(struct tracemap_cpu *c, const unsigned char *page);
+/* @page is a copy not rewritten unlike the kernel's page (tm_cpu_copy_clean()) */
+bool tm_snapshot_clean(const struct tracemap_cpu *c, const unsigned char *page);
 /* The copies taken out of @c (tm_cpu_keep_copies()) */
 struct tm_snap_keep *tm_snapshot_keep(struct tracemap_cpu *c);
 /* Fill @r from a validated copy @sb, with the time at @start and (in @end_ts) at @end. */

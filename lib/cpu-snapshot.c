@@ -389,6 +389,15 @@ void tm_snapshot_changed(struct tracemap_cpu *c, const unsigned char *page)
 	sl->counted = false;
 }
 
+bool tm_snapshot_clean(const struct tracemap_cpu *c, const unsigned char *page)
+{
+	const unsigned char *copies = c->snap.copies;
+
+	if (!copies || page < copies || page >= copies + (size_t)c->nr_subbufs * c->subbuf_size)
+		return false;
+	return !c->snap.slots[(page - copies) / c->subbuf_size].changed;
+}
+
 struct tm_snap_keep *tm_snapshot_keep(struct tracemap_cpu *c)
 {
 	struct tm_snapshot *s = &c->snap;

@@ -785,6 +785,11 @@ void tm_cpu_copy_changed(struct tracemap_cpu *c, const unsigned char *page)
 	tm_snapshot_changed(c, page);
 }
 
+bool tm_cpu_copy_clean(const struct tracemap_cpu *c, const unsigned char *page)
+{
+	return tm_snapshot_clean(c, page);
+}
+
 /**
  * tracemap_cpu_pending_since - how long a partial page has been held
  * @c: the reader

@@ -15,11 +15,24 @@
 
 #include "tracemap-local.h"
 
+/*
+ * What a page of a dump is: the kernel's sub-buffer with time stamp ts and
+ * size bytes of records, rewritten self-contained with no mark (its bytes
+ * then follow from those two, as the snapshot's reuse of a copy assumes),
+ * or size 0: anything else (marked, partly read, the last one).
+ */
+struct page_key {
+	uint64_t ts;
+	uint64_t size;
+};
+
 struct dump_cpu {
 	unsigned char **page;		/* the nr_pages self-contained sub-buffers, in order:
 					   in the reader's copies or in pages */
+	struct page_key *key;		/* of each page */
 	unsigned char *pages;		/* room for the sub-buffers written out of place */
 	size_t nr_pages;
+	size_t ring_pages;		/* the most pages it can hold */
 	size_t cap;			/* bytes mapped at pages */
 	struct tm_snap_keep *keep;	/* the copies of the snapshot reader: the other pages */
 	uint64_t read;			/* kernel: events consumed, as of the copy */
@@ -171,6 +184,27 @@ static int mark_overrun(struct tracemap_cpu *c, struct dump_cpu *dc, unsigned in
 	return ret < 0 ? ret : 0;
 }
 
+/* What each page of @dc is (struct page_key), while @c still holds the copies */
+static int page_keys(struct tracemap_cpu *c, struct dump_cpu *dc)
+{
+	uint64_t commit;
+	size_t i;
+
+	dc->ring_pages = (size_t)tracemap_cpu_nr_subbufs(c) + 1;
+	dc->key = calloc(dc->nr_pages + 1, sizeof(*dc->key));
+	if (!dc->key)
+		return tm_err(ENOMEM);
+	for (i = 0; i < dc->nr_pages; i++) {
+		memcpy(&commit, dc->page[i] + 8, sizeof(commit));
+		if (!tm_cpu_copy_clean(c, dc->page[i]) ||
+		    ((uint32_t)commit & (TM_MISSED_EVENTS | TM_MISSED_STORED)))
+			continue;
+		memcpy(&dc->key[i].ts, dc->page[i], sizeof(dc->key[i].ts));
+		dc->key[i].size = TM_COMMIT_SIZE(commit);
+	}
+	return 0;
+}
+
 static void add_total(struct tracemap_dump_cpu_stats *t, const struct tracemap_dump_cpu_stats *s)
 {
 	if (s->events && (!t->events || s->first_ts < t->first_ts))
@@ -206,6 +240,8 @@ static int add_cpu(struct tracemap_dump *d, int i, struct tracemap_cpu *c)
 	ret = take_pages(c, dc, d->ids, true);
 	if (!ret)
 		ret = mark_overrun(c, dc, sbs, dc->st.overrun, dc->read);
+	if (!ret)
+		ret = page_keys(c, dc);
 	if (!ret) {
 		dc->keep = tm_cpu_keep_copies(c);
 		if (!dc->keep)
@@ -511,6 +547,7 @@ void tracemap_dump_free(struct tracemap_dump *d)
 	for (i = 0; d->cpus && i < d->nr; i++) {
 		tm_pages_free(d->cpus[i].pages, d->cpus[i].cap);
 		free(d->cpus[i].page);
+		free(d->cpus[i].key);
 		tm_snap_keep_free(d->cpus[i].keep);
 	}
 	free(d->cpus);
@@ -524,8 +561,24 @@ void tracemap_dump_free(struct tracemap_dump *d)
 	free(d);
 }
 
-/* The dump as trace.dat to @fd; @t->have_gen as tm_tracedat_write() takes it. */
-static int dump_write(struct tracemap_dump *d, int fd, struct tm_tracedat *t)
+/* tracemap_dump_rewrite()'s layout of the pages (place_pages()) */
+struct placing {
+	struct tracemap_dump *d;
+	struct tm_tracedat_cpu *cpus;	/* as dump_write() hands them to the writer */
+	const struct rewrite_memo *m;	/* the file as its last rewrite left it, or NULL */
+	uint64_t size;			/* the file's size before */
+	int fd;
+	struct memo_cpu *out;		/* the layout written, d->nr of them */
+};
+
+/*
+ * The dump as trace.dat to @fd; @t->have_gen as tm_tracedat_write() takes
+ * it; with @pl, the pages where place_pages() puts them.
+ */
+static int place_pages(void *ctx, uint64_t head_end);
+
+static int dump_write(struct tracemap_dump *d, int fd, struct tm_tracedat *t,
+		      struct placing *pl)
 {
 	struct tm_tracedat_cpu *cpus;
 	int i, ret;
@@ -549,6 +602,11 @@ static int dump_write(struct tracemap_dump *d, int fd, struct tm_tracedat *t)
 	t->page_size = d->subbuf_size;
 	t->cpus = cpus;
 	t->nr = d->nr;
+	if (pl) {
+		pl->cpus = cpus;
+		t->place = place_pages;
+		t->place_ctx = pl;
+	}
 	ret = tm_tracedat_write(fd, t);
 	free(cpus);
 	return ret;
@@ -571,7 +629,7 @@ int tracemap_dump_write(struct tracemap_dump *d, int fd)
 
 	if (!d || fd < 0)
 		return tm_err(EINVAL);
-	return dump_write(d, fd, &t);
+	return dump_write(d, fd, &t, NULL);
 }
 
 /*
@@ -583,6 +641,16 @@ int tracemap_dump_write(struct tracemap_dump *d, int fd)
  */
 #define REWRITE_MEMOS	2
 
+/* Where a CPU's pages lie in a file tracemap_dump_rewrite() wrote, and what they are */
+struct memo_cpu {
+	int cpu;
+	uint64_t region;		/* its room in the file: [region, region + room) */
+	uint64_t room;
+	uint64_t offset;		/* its pages, inside the room */
+	size_t nr_pages;
+	struct page_key *key;		/* of each */
+};
+
 struct rewrite_memo {
 	dev_t dev;
 	ino_t ino;
@@ -591,6 +659,9 @@ struct rewrite_memo {
 	unsigned int page_size;
 	uint64_t gen;			/* 0: nothing known */
 	uint64_t used;			/* rewrites.uses at its last rewrite */
+	int nr;				/* the layout of the pages: nr CPUs, or 0 */
+	struct memo_cpu *cpus;
+	char *source;			/* the buffer they are of (source_of()) */
 };
 
 static struct {
@@ -598,6 +669,34 @@ static struct {
 	struct rewrite_memo m[REWRITE_MEMOS];
 	uint64_t uses;
 } rewrites = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void memo_forget(struct rewrite_memo *m)
+{
+	int i;
+
+	for (i = 0; i < m->nr; i++)
+		free(m->cpus[i].key);
+	free(m->cpus);
+	free(m->source);
+	m->cpus = NULL;
+	m->source = NULL;
+	m->nr = 0;
+	m->gen = 0;
+}
+
+/*
+ * The buffer @d is of, its pages' time stamps in its clock: a page of
+ * another buffer may have the time stamp and size of one of this one.
+ */
+static char *source_of(const struct tracemap_dump *d)
+{
+	char *s;
+
+	if (asprintf(&s, "%s\n%s\n%s", d->tracefs, d->instance ? d->instance : "",
+		     d->clock) < 0)
+		return NULL;
+	return s;
+}
 
 /*
  * The memo of the file @st is, or the least recently used one, which a new
@@ -615,7 +714,7 @@ static struct rewrite_memo *rewrite_memo(const struct stat *st)
 		if (m->used < old->used)
 			old = m;
 	}
-	old->gen = 0;
+	memo_forget(old);
 	return old;
 }
 
@@ -627,32 +726,144 @@ static bool same_file(const struct rewrite_memo *m, const struct stat *st)
 	       st->st_mtim.tv_nsec == m->mtime.tv_nsec;
 }
 
+#define ROOM_SLACK	(1u << 20)	/* the head may grow this much before the layout changes */
+#define ROOM_ALIGN	(2u << 20)
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+/* The memory of the file from @from to @to goes back; where it cannot, it stays */
+static void punch(int fd, uint64_t from, uint64_t to)
+{
+	if (to > from)
+		fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, from, to - from);
+}
+
+static bool same_key(const struct page_key *a, const struct page_key *b)
+{
+	return a->size && a->size == b->size && a->ts == b->ts;
+}
+
+/*
+ * Where the pages of @dc go in @o's room (@tc's offset its start) so that
+ * those of them @o left in the file stay where they are: the first kernel
+ * page as it was is looked up among @o's, the pages placed around it, and
+ * the run of them equal to @o's there is kept.
+ */
+static void slide(const struct memo_cpu *o, const struct dump_cpu *dc,
+		  struct tm_tracedat_cpu *tc, uint64_t sbs)
+{
+	size_t first, j, run;
+	uint64_t at;
+
+	for (first = 0; first < dc->nr_pages && !dc->key[first].size; first++)
+		;
+	for (j = 0; first < dc->nr_pages && j < o->nr_pages; j++)
+		if (same_key(&o->key[j], &dc->key[first]))
+			break;
+	if (first == dc->nr_pages || j == o->nr_pages ||
+	    o->offset + j * sbs < tc->offset + first * sbs)
+		return;
+	at = o->offset + (j - first) * sbs;
+	if (at + dc->nr_pages * sbs > o->region + o->room)
+		return;
+	for (run = 0; first + run < dc->nr_pages && j + run < o->nr_pages &&
+	     same_key(&o->key[j + run], &dc->key[first + run]); run++)
+		;
+	tc->offset = at;
+	tc->keep_from = first;
+	tc->keep_to = first + run;
+}
+
+/*
+ * A rewrite puts each CPU's pages in a room of their own, twice the ring,
+ * past the head. When the file holds the pages of the last rewrite, those
+ * still in the dump (the ring moved on by a few pages) stay where they
+ * are, the new ones are written after them, and the image is written for
+ * what changed; pages that reach the end of the room start at its
+ * beginning again, all written. What the image no longer holds is punched
+ * out of the file, whose memory goes back. tm_tracedat.place.
+ */
+static int place_pages(void *ctx, uint64_t head_end)
+{
+	struct placing *pl = ctx;
+	struct tracemap_dump *d = pl->d;
+	const struct rewrite_memo *m = pl->m;
+	uint64_t sbs = d->subbuf_size, at, end;
+	bool known = m && m->nr == d->nr && m->cpus[0].region >= head_end;
+	const struct memo_cpu *o;
+	struct tm_tracedat_cpu *tc;
+	int i;
+
+	for (i = 0; known && i < d->nr; i++)
+		known = m->cpus[i].cpu == d->cpus[i].st.cpu &&
+			m->cpus[i].room >= 2 * d->cpus[i].ring_pages * sbs;
+	/* a new layout: whatever the file held past the head goes */
+	if (!known)
+		punch(pl->fd, align_up(head_end, 4096), pl->size);
+	at = align_up(head_end + ROOM_SLACK, ROOM_ALIGN);
+	for (i = 0; i < d->nr; i++) {
+		o = known ? &m->cpus[i] : NULL;
+		tc = &pl->cpus[i];
+		pl->out[i] = (struct memo_cpu){ .cpu = d->cpus[i].st.cpu, .region = at,
+						.room = 2 * d->cpus[i].ring_pages * sbs,
+						.nr_pages = d->cpus[i].nr_pages };
+		if (o) {
+			pl->out[i].region = o->region;
+			pl->out[i].room = o->room;
+		}
+		tc->offset = pl->out[i].region;
+		tc->keep_from = tc->keep_to = 0;
+		if (o) {
+			slide(o, &d->cpus[i], tc, sbs);
+			/* the old pages outside the new ones */
+			end = tc->offset + tc->nr_pages * sbs;
+			punch(pl->fd, o->offset, tc->offset < o->offset + o->nr_pages * sbs ?
+			      tc->offset : o->offset + o->nr_pages * sbs);
+			punch(pl->fd, end > o->offset ? end : o->offset,
+			      o->offset + o->nr_pages * sbs);
+		}
+		pl->out[i].offset = tc->offset;
+		at = pl->out[i].region + pl->out[i].room;
+	}
+	return 0;
+}
+
 /**
  * tracemap_dump_rewrite - write a dump over the trace.dat image a file holds
  * @d: the dump
  * @fd: a regular file (a memfd, a file on tmpfs) open for writing, empty or
  *	holding an earlier image that nobody reads any more
  *
- * Writes the dump as tracemap_dump_write() does, but from offset 0 over what
- * the file holds, and then cuts the file to the image's size. A view that
- * shows one image at a time and replaces it on every refresh keeps the file's
+ * Writes the trace tracemap_dump_write() writes, from offset 0 over what the
+ * file holds, and then cuts the file to the image's size. A view that shows
+ * one image at a time and replaces it on every refresh keeps the file's
  * storage this way: on tmpfs, allocating, zeroing and freeing the pages of a
- * new file costs more than writing the image. When the file is one of the
- * last two this function wrote, unchanged since (inode, size and modification
- * time), and the kernel part of the image (header formats, event formats,
- * kallsyms, printk formats) is the same as then, that part is not written
- * again. Whoever still maps or reads the old image sees it change under it,
- * so the caller makes sure nobody does.
+ * new file costs more than writing the image. The head is the same as
+ * tracemap_dump_write()'s; each CPU's pages lie in a room of their own past
+ * it (page-aligned, the file sparse in between), and the CPU table says
+ * where. When the file is one of the last two this function wrote, unchanged
+ * since (inode, size and modification time), the kernel part of the image
+ * (header formats, event formats, kallsyms, printk formats) that is the same
+ * as then is not written again, nor are the pages the file holds of the same
+ * buffer (the same kernel page, as time stamp and size tell, unmarked): the
+ * new ones are placed around them, and what the image no longer holds is
+ * punched out of the file. Whoever still maps or reads the old image sees it
+ * change under it, so the caller makes sure nobody does.
  *
  * Returns 0, or -errno with errno set (-EINVAL when @fd is not a regular file).
  */
 int tracemap_dump_rewrite(struct tracemap_dump *d, int fd)
 {
 	struct tm_tracedat t = { 0 };
+	struct placing pl = { 0 };
 	struct rewrite_memo *m;
+	char *source;
 	struct stat st;
 	off_t end;
-	int ret;
+	int i, ret;
 
 	if (!d || fd < 0)
 		return tm_err(EINVAL);
@@ -665,23 +876,51 @@ int tracemap_dump_rewrite(struct tracemap_dump *d, int fd)
 	}
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return tm_err(errno);
+	pl = (struct placing){ .d = d, .fd = fd, .size = st.st_size };
+	pl.out = calloc(d->nr, sizeof(*pl.out));
+	source = source_of(d);
+	if (!pl.out || !source) {
+		free(pl.out);
+		free(source);
+		return tm_err(ENOMEM);
+	}
 	pthread_mutex_lock(&rewrites.lock);
 	m = rewrite_memo(&st);
-	if (same_file(m, &st) && m->page_size == d->subbuf_size)
+	if (same_file(m, &st) && m->page_size == d->subbuf_size) {
 		t.have_gen = m->gen;
-	/* forgotten until written: a failed write leaves the file in no known state */
-	m->gen = 0;
-	ret = dump_write(d, fd, &t);
+		/* the pages in the file are of this buffer */
+		if (!strcmp(m->source, source))
+			pl.m = m;
+	}
+	ret = dump_write(d, fd, &t, &pl);
+	/* forgotten: a failed write leaves the file in no known state */
+	memo_forget(m);
 	if (!ret) {
 		end = lseek(fd, 0, SEEK_CUR);
 		if (end < 0 || ftruncate(fd, end) || fstat(fd, &st))
 			ret = tm_err(errno);
 	}
+	/* what is where now: the keys of the pages written */
+	for (i = 0; !ret && i < d->nr; i++) {
+		pl.out[i].key = malloc((d->cpus[i].nr_pages + 1) * sizeof(*pl.out[i].key));
+		if (!pl.out[i].key)
+			ret = tm_err(ENOMEM);
+		else
+			memcpy(pl.out[i].key, d->cpus[i].key,
+			       d->cpus[i].nr_pages * sizeof(*pl.out[i].key));
+	}
 	if (!ret)
 		*m = (struct rewrite_memo){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size,
 					    .mtime = st.st_mtim, .page_size = d->subbuf_size,
-					    .gen = t.gen, .used = ++rewrites.uses };
+					    .gen = t.gen, .used = ++rewrites.uses, .nr = d->nr,
+					    .cpus = pl.out, .source = source };
 	pthread_mutex_unlock(&rewrites.lock);
+	if (ret) {
+		for (i = 0; i < d->nr; i++)
+			free(pl.out[i].key);
+		free(pl.out);
+		free(source);
+	}
 	return ret;
 }
 

@@ -676,6 +676,53 @@ static int write_pages(int fd, const struct tm_tracedat_cpu *cpu, unsigned int p
 	return 0;
 }
 
+/* The pages of @cpu but those the file @fd holds already, at their offset in it */
+static int put_pages(int fd, const struct tm_tracedat_cpu *cpu, unsigned int page_size)
+{
+	struct iovec iov[256];
+	size_t i = 0, n, k, to;
+	uint64_t at;
+	ssize_t r;
+
+	while (i < cpu->nr_pages) {
+		if (i >= cpu->keep_from && i < cpu->keep_to) {
+			i = cpu->keep_to;
+			continue;
+		}
+		to = i < cpu->keep_from ? cpu->keep_from : cpu->nr_pages;
+		n = to - i < 256 ? to - i : 256;
+		for (k = 0; k < n; k++)
+			iov[k] = (struct iovec){ (void *)(uintptr_t)cpu->pages[i + k], page_size };
+		at = cpu->offset + (uint64_t)i * page_size;
+		r = pwritev(fd, iov, n, at);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return tm_err(errno);
+		if (!r)
+			return tm_err(EIO);
+		/* a short write: on from the page it stopped in, written whole again */
+		i += r / page_size;
+	}
+	return 0;
+}
+
+/* Whether @t's cpus as place() left them fit a file whose head ends at @head_end */
+static bool placed_ok(const struct tm_tracedat *t, uint64_t head_end)
+{
+	uint64_t end = head_end;
+	int i;
+
+	for (i = 0; i < t->nr; i++) {
+		if (t->cpus[i].offset < end || t->cpus[i].offset % t->page_size ||
+		    t->cpus[i].keep_from > t->cpus[i].keep_to ||
+		    t->cpus[i].keep_to > t->cpus[i].nr_pages)
+			return false;
+		end = t->cpus[i].offset + (uint64_t)t->cpus[i].nr_pages * t->page_size;
+	}
+	return true;
+}
+
 int tm_tracedat_write(int fd, struct tm_tracedat *t)
 {
 	static const unsigned char magic[10] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
@@ -750,10 +797,19 @@ int tm_tracedat_write(int fd, struct tm_tracedat *t)
 		goto out;
 	}
 	pos = base + r.len;
+	if (t->place) {
+		ret = t->place(t->place_ctx, pos);
+		if (!ret && !placed_ok(t, pos))
+			ret = tm_err(EINVAL);
+		if (ret)
+			goto out;
+	}
 	for (i = 0; i < t->nr; i++) {
 		uint64_t size = (uint64_t)t->cpus[i].nr_pages * t->page_size;
 
 		pos = (pos + t->page_size - 1) / t->page_size * t->page_size;
+		if (t->place)
+			pos = t->cpus[i].offset;
 		offs[i] = pos;
 		patch_u64(&r, table + (size_t)t->cpus[i].cpu * 16, pos);
 		patch_u64(&r, table + (size_t)t->cpus[i].cpu * 16 + 8, size);
@@ -771,7 +827,14 @@ int tm_tracedat_write(int fd, struct tm_tracedat *t)
 	if (!ret)
 		ret = write_all(fd, r.p, r.len);
 	pos = base + r.len;
-	for (i = 0; !ret && i < t->nr; i++) {
+	/* placed: each CPU's pages where they go, nothing written between */
+	for (i = 0; !ret && t->place && i < t->nr; i++) {
+		ret = put_pages(fd, &t->cpus[i], t->page_size);
+		pos = offs[i] + (uint64_t)t->cpus[i].nr_pages * t->page_size;
+		if (!ret && i == t->nr - 1 && lseek(fd, pos, SEEK_SET) < 0)
+			ret = tm_err(errno);
+	}
+	for (i = 0; !ret && !t->place && i < t->nr; i++) {
 		ret = write_all(fd, zero, offs[i] - pos);
 		if (!ret)
 			ret = write_pages(fd, &t->cpus[i], t->page_size);

@@ -280,6 +280,10 @@ struct tm_tracedat_cpu {
 	const unsigned char *const *pages;	/* nr_pages self-contained sub-buffers, in order */
 	size_t nr_pages;
 	int cpu;
+	/* set by tm_tracedat.place: where the pages go; [keep_from, keep_to) are there already */
+	uint64_t offset;
+	size_t keep_from;
+	size_t keep_to;
 };
 
 /* What a trace.dat holds besides what tracefs and /proc give at write time. */
@@ -305,6 +309,17 @@ struct tm_tracedat {
 	 */
 	uint64_t have_gen;
 	uint64_t gen;
+	/*
+	 * NULL: the pages follow the head, front to back (a pipe will do).
+	 * Else @fd is a regular file, and once the head's size is known
+	 * (@head_end bytes) place() sets the offset and kept pages of each of
+	 * the caller's cpus (page-aligned, ascending, past the head and the
+	 * CPU before); the pages are then written there with pwritev(), the
+	 * head from 0, and @fd's offset is left at the end of the last CPU's.
+	 * Returns 0, or -errno to fail the write.
+	 */
+	int (*place)(void *ctx, uint64_t head_end);
+	void *place_ctx;
 };
 
 /*
@@ -340,6 +355,8 @@ struct tm_snap_keep *tm_cpu_keep_copies(struct tracemap_cpu *c);
 void tm_snap_keep_free(struct tm_snap_keep *k);
 /* Page @page of @c's copies was rewritten unlike the kernel's page (dump.c's marks) */
 void tm_cpu_copy_changed(struct tracemap_cpu *c, const unsigned char *page);
+/* @page is a copy of @c's that holds its kernel page as it was (no mark written over it) */
+bool tm_cpu_copy_clean(const struct tracemap_cpu *c, const unsigned char *page);
 /* tracemap_cpu_open() whose first scan is seeded with @keep (NULL: none), owned from here on */
 struct tracemap_cpu *tm_cpu_open_seeded(const char *instance, int cpu,
 					const struct tracemap_cpu_opts *opts,
