@@ -18,6 +18,70 @@ static int cmp_snap(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+#define MAX_RUNS	16
+
+/* @a (@na pages) and @b (@nb) merged into @out, @a's first among equals */
+static void merge(const struct tm_snap_page *a, unsigned int na, const struct tm_snap_page *b,
+		  unsigned int nb, struct tm_snap_page *out,
+		  int (*cmp)(const void *, const void *))
+{
+	while (na && nb) {
+		if (cmp(a, b) <= 0) {
+			*out++ = *a++;
+			na--;
+		} else {
+			*out++ = *b++;
+			nb--;
+		}
+	}
+	memcpy(out, na ? a : b, (na ? na : nb) * sizeof(*out));
+}
+
+/*
+ * Sort @n pages by @cmp. Read in id order, a ring is a few ascending runs
+ * (the kernel numbers the sub-buffers from the head at the first mmap: the
+ * pages the writer reached since, then the older ones; the reader page),
+ * which are merged in O(n) a level; anything else goes to qsort().
+ */
+static void sort_pages(struct tm_snap_page *p, unsigned int n,
+		       int (*cmp)(const void *, const void *))
+{
+	unsigned int start[MAX_RUNS + 1], runs = 0, out, r, i;
+	struct tm_snap_page *tmp;
+
+	for (i = 0; i < n; i++) {
+		if (i && cmp(&p[i - 1], &p[i]) <= 0)
+			continue;
+		if (runs == MAX_RUNS)
+			goto any;
+		start[runs++] = i;
+	}
+	if (runs <= 1)
+		return;
+	start[runs] = n;
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		goto any;
+	while (runs > 1) {
+		for (r = 0, out = 0; r < runs; r += 2, out++) {
+			if (r + 1 < runs)
+				merge(p + start[r], start[r + 1] - start[r], p + start[r + 1],
+				      start[r + 2] - start[r + 1], tmp + start[r], cmp);
+			else
+				memcpy(tmp + start[r], p + start[r],
+				       (start[r + 1] - start[r]) * sizeof(*p));
+			start[out] = start[r];
+		}
+		start[out] = n;
+		runs = out;
+		memcpy(p, tmp, n * sizeof(*p));
+	}
+	free(tmp);
+	return;
+any:
+	qsort(p, n, sizeof(*p), cmp);
+}
+
 static unsigned char *copy_of(const struct tracemap_cpu *c, unsigned int id)
 {
 	return c->snap.copies + (size_t)c->snap.slot[id] * c->subbuf_size;
@@ -80,7 +144,7 @@ static bool seed_copies(struct tracemap_cpu *c)
 		kept[n] = k->byid[i];
 		kept[n++].id = k->slot[i];	/* the slot, for the search below */
 	}
-	qsort(kept, n, sizeof(*kept), cmp_kept);
+	sort_pages(kept, n, cmp_kept);
 
 	/* the buffers change hands: the reader's fresh ones go with the seed */
 	p = s->copies, s->copies = k->copies, k->copies = p;
@@ -203,7 +267,7 @@ void tm_snapshot_scan(struct tracemap_cpu *c)
 	for (i = 0; i < c->nr_subbufs; i++)
 		if (s->byid[i].id != TM_NO_ID && s->byid[i].size)
 			s->order[n++] = s->byid[i];
-	qsort(s->order, n, sizeof(*s->order), cmp_snap);
+	sort_pages(s->order, n, cmp_snap);
 	/* the writer outran us every time: any page boundary may hide a gap */
 	s->unsure = !settled;
 	if (!settled)
