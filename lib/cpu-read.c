@@ -53,19 +53,20 @@ static uint64_t unread_of(const struct tracemap_cpu_stats *k)
  * Looked for after every page, a read of the stats file per read() of a
  * page: the gap then goes before the first page after the reset (or, for a
  * reset between the read() and the look, one page early), never after
- * events it came before. While idle (EAGAIN), every RESET_LOOK_NS.
+ * events it came before. While idle (EAGAIN), every RESET_LOOK_NS. Returns
+ * 0 when it read the counters into @k.
  */
-static void look_for_reset(struct tracemap_cpu *c, bool idle)
+static int look_for_reset(struct tracemap_cpu *c, bool idle, struct tracemap_cpu_stats *k_out)
 {
 	struct tracemap_cpu_stats k;
 	uint64_t now;
 
 	now = tm_now_ns();
 	if (idle && now - c->rd.looked_ns < RESET_LOOK_NS)
-		return;
+		return -1;
 	c->rd.looked_ns = now;
 	if (tm_cpu_kernel_stats(c, &k))
-		return;
+		return -1;
 	if (k.kernel_read < c->rd.expect_read && !c->rd.cleared_pending) {
 		c->rd.cleared_pending = true;
 		c->st.cleared++;
@@ -81,6 +82,9 @@ static void look_for_reset(struct tracemap_cpu *c, bool idle)
 	c->loss.seen_read = k.kernel_read;
 	/* what a stream's fill priority weighs (tm_cpu_backlog()); the skipped never come */
 	c->rd.backlog = unread_of(&k) > c->rd.skipped ? unread_of(&k) - c->rd.skipped : 0;
+	if (k_out)
+		*k_out = k;
+	return 0;
 }
 
 /* Data records of the page @r: what read() added to the kernel's read count */
@@ -98,6 +102,7 @@ static unsigned int page_records(const struct tracemap_region *r)
 /* A page read() returned, @n bytes, as the region @r. */
 static int page_region(struct tracemap_cpu *c, struct tracemap_region *r, ssize_t n)
 {
+	struct tracemap_cpu_stats k;
 	unsigned char *page = c->rd.buf;
 	unsigned int size;
 	uint64_t commit;
@@ -116,21 +121,18 @@ static int page_region(struct tracemap_cpu *c, struct tracemap_region *r, ssize_
 	r->end = size;
 	r->base_ts = r->page_ts;
 	r->lost = tm_subbuf_lost(page, c->subbuf_size);
-	if (r->lost) {
-		struct tracemap_cpu_stats k = { .kernel_overrun = TM_OVERRUN_UNKNOWN };
-
-		/* a full page has no room for the count: the stats file has the counter */
-		if (r->lost == TRACEMAP_LOST_UNKNOWN && !tm_cpu_kernel_stats(c, &k)) {
-			/* events read since the reset, this page's included: fewer means a reset */
-			if (k.kernel_read < c->loss.seen_read)
-				c->loss.accounted = 0;
-			c->loss.seen_read = k.kernel_read;
-		}
-		r->lost = tm_loss_flagged(c, r->lost, k.kernel_overrun);
-	}
 	r->flags = TRACEMAP_REGION_COMPLETE;
 	c->rd.expect_read += page_records(r);
-	look_for_reset(c, false);
+	if (look_for_reset(c, false, &k))
+		k.kernel_overrun = TM_OVERRUN_UNKNOWN;
+	/*
+	 * A full page has no room for the count: overrun, read after read()
+	 * took the page, stands in. It may hold losses of after the page's
+	 * swap that the next page's stored count holds too: bounded by overrun
+	 * as well, that count tells only what was not told before.
+	 */
+	if (r->lost)
+		r->lost = tm_loss_flagged(c, r->lost, k.kernel_overrun);
 	if (c->rd.cleared_pending) {
 		r->lost = TRACEMAP_LOST_UNKNOWN;
 		c->rd.cleared_pending = false;
@@ -263,7 +265,7 @@ int tm_read_region(struct tracemap_cpu *c, struct tracemap_region *r)
 	if (n < 0 && errno != EAGAIN)
 		return tm_err(errno);
 	if (n < 0) {
-		look_for_reset(c, true);
+		look_for_reset(c, true, NULL);
 		/* the EAGAIN that ends a drain is checked as a 0 is (the file's head) */
 		if (!c->rd.after_page)
 			return 0;
