@@ -540,10 +540,11 @@ TRACEMAP_API int tracemap_dump_write(struct tracemap_dump *d, int fd);
 
 /*
  * The same trace written over what the regular file @fd holds, from offset
- * 0, and the file cut to its size: a view that replaces one image on every
- * refresh keeps the file's storage, and pages the file holds from its last
- * rewrite of the same buffer are not written again (each CPU's pages lie
- * where the CPU table says). Nobody may read the old image any more.
+ * 0, the file never shortened (sparse past the image): a view that replaces
+ * one image on every refresh keeps the file's storage, and pages the file
+ * holds from its last rewrite of the same buffer are not written again
+ * (each CPU's pages lie where the CPU table says). Nobody may read the old
+ * image any more.
  * Returns 0 or -errno.
  */
 TRACEMAP_API int tracemap_dump_rewrite(struct tracemap_dump *d, int fd);

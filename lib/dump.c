@@ -838,13 +838,15 @@ static int place_pages(void *ctx, uint64_t head_end)
  *	holding an earlier image that nobody reads any more
  *
  * Writes the trace tracemap_dump_write() writes, from offset 0 over what the
- * file holds, and then cuts the file to the image's size. A view that shows
- * one image at a time and replaces it on every refresh keeps the file's
- * storage this way: on tmpfs, allocating, zeroing and freeing the pages of a
- * new file costs more than writing the image. The head is the same as
- * tracemap_dump_write()'s; each CPU's pages lie in a room of their own past
- * it (page-aligned, the file sparse in between), and the CPU table says
- * where. When the file is one of the last two this function wrote, unchanged
+ * file holds, and then makes the file reach to the image's end, never
+ * shorter than it was (what lies past the image is punched out). A view
+ * that shows one image at a time and replaces it on every refresh keeps the
+ * file's storage this way: on tmpfs, allocating, zeroing and freeing the
+ * pages of a new file costs more than writing the image. The head is the
+ * same as tracemap_dump_write()'s; each CPU's pages lie in a room of their
+ * own past it (page-aligned, twice the CPU's ring, the file sparse in
+ * between), and the CPU table says where; the image ends with the last
+ * room, so the file's size stays the same from one rewrite to the next. When the file is one of the last two this function wrote, unchanged
  * since (inode, size and modification time), the kernel part of the image
  * (header formats, event formats, kallsyms, printk formats) that is the same
  * as then is not written again, nor are the pages the file holds of the same
@@ -862,7 +864,7 @@ int tracemap_dump_rewrite(struct tracemap_dump *d, int fd)
 	struct rewrite_memo *m;
 	char *source;
 	struct stat st;
-	off_t end;
+	uint64_t end;
 	int i, ret;
 
 	if (!d || fd < 0)
@@ -895,11 +897,17 @@ int tracemap_dump_rewrite(struct tracemap_dump *d, int fd)
 	ret = dump_write(d, fd, &t, &pl);
 	/* forgotten: a failed write leaves the file in no known state */
 	memo_forget(m);
-	if (!ret) {
-		end = lseek(fd, 0, SEEK_CUR);
-		if (end < 0 || ftruncate(fd, end) || fstat(fd, &st))
-			ret = tm_err(errno);
-	}
+	/*
+	 * The file reaches to the end of the last room and never gets shorter
+	 * (what lies past the image is punched out): its size stays while the
+	 * pages move in their rooms, and a caller need not make it longer again
+	 * for mappings of old images, which would change it behind the memo.
+	 */
+	end = pl.out[d->nr - 1].region + pl.out[d->nr - 1].room;
+	if (end < pl.size)
+		end = pl.size;
+	if (!ret && (ftruncate(fd, end) || fstat(fd, &st)))
+		ret = tm_err(errno);
 	/* what is where now: the keys of the pages written */
 	for (i = 0; !ret && i < d->nr; i++) {
 		pl.out[i].key = malloc((d->cpus[i].nr_pages + 1) * sizeof(*pl.out[i].key));

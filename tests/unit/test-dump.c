@@ -761,7 +761,9 @@ static void test_retake_equals_take(void **state)
 	unsigned int seq = 0, first5, count[6], i, want = 0, read;
 	uint64_t overrun = 37, nread = 0, at;
 	unsigned char was, now, *img, *got;
+	struct stat fst;
 	size_t len, n;
+	off_t size;
 	int fr;
 	struct tracemap_dump_cpu_stats st;
 	struct tracemap_dump *d, *f;
@@ -801,6 +803,8 @@ static void test_retake_equals_take(void **state)
 	assert_true(fr >= 0);
 	assert_int_equal(tracemap_dump_rewrite(d, fr), 0);
 	at = cpu0_pages_at(fr);
+	assert_int_equal(fstat(fr, &fst), 0);
+	size = fst.st_size;
 
 	d = retake_watched(d, map, RT_NR, &src, &read);
 	assert_int_equal(read, 3);
@@ -815,6 +819,9 @@ static void test_retake_equals_take(void **state)
 	change_unseen(fr, at + 3 * SBS + 200, was ^ 0xff);
 	assert_int_equal(tracemap_dump_rewrite(d, fr), 0);
 	assert_int_equal(cpu0_pages_at(fr), at + 2 * SBS);
+	/* the same size: a caller that keeps its files as long as they were changes none */
+	assert_int_equal(fstat(fr, &fst), 0);
+	assert_int_equal(fst.st_size, size);
 	assert_int_equal(pread(fr, &now, 1, at + 3 * SBS + 200), 1);
 	assert_int_equal(now, was ^ 0xff);
 	change_unseen(fr, at + 3 * SBS + 200, was);
@@ -964,6 +971,69 @@ static void test_retake_after_partly_read(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * A writer going round the ring many times, a rewrite of each retake over
+ * the last image: the pages slide through their room, start at its
+ * beginning again when they reach its end, and every time the file holds
+ * the trace a write gives, with the same size.
+ */
+static void test_rewrite_follows_ring(void **state)
+{
+	char dir[] = "/tmp/tm-test-ring.XXXXXX", cmd[4200];
+	unsigned int seq = 0, i, read;
+	unsigned char *map, *img, *got;
+	uint64_t at, first_at = 0;
+	struct tracemap_dump *d;
+	struct tracemap_cpu *c;
+	struct tm_dump_src src;
+	unsigned int restarts = 0;
+	struct stat fst;
+	size_t len, n;
+	off_t size = 0;
+	int fr;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	make_tracefs(dir);
+	src = (struct tm_dump_src){ .tracefs = dir };
+	map = empty_mapping(RT_NR, RT_NR - 1, 0);
+	for (i = 0; i < 6; i++)
+		fill_some(map, i, T0 + (uint64_t)seq * 10000, &seq, 0);
+	c = tm_cpu_open_memory(0, TRACEMAP_MODE_SNAPSHOT, map, map + SBS, SBS, RT_NR, NULL, NULL);
+	assert_non_null(c);
+	d = tm_dump_from_readers(&c, 1, &src);
+	assert_non_null(d);
+	fr = memfd_create("tm-test-ring", MFD_CLOEXEC);
+	assert_true(fr >= 0);
+	for (i = 0; i < 40; i++) {
+		assert_int_equal(tracemap_dump_rewrite(d, fr), 0);
+		at = cpu0_pages_at(fr);
+		assert_int_equal(fstat(fr, &fst), 0);
+		if (!i) {
+			first_at = at;
+			size = fst.st_size;
+		}
+		assert_int_equal(fst.st_size, size);
+		restarts += i && at == first_at;
+		img = image_of(d, &len);
+		got = file_bytes(fr, &n);
+		same_trace(got, n, img, len);
+		free(img);
+		free(got);
+		/* the oldest page recycled with the newest events */
+		fill_some(map, i % 6, T0 + (uint64_t)seq * 10000, &seq, 0);
+		d = retake_watched(d, map, RT_NR, &src, &read);
+		assert_int_equal(read, 1);
+	}
+	/* a room of 16 pages, 6 of them in the image: back at its start every 11 */
+	assert_true(restarts >= 3);
+	tracemap_dump_free(d);
+	close(fr);
+	munmap(map, SBS + RT_NR * SBS);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -975,6 +1045,7 @@ int main(void)
 		cmocka_unit_test(test_retake_equals_take),
 		cmocka_unit_test(test_retake_torn_page_lost),
 		cmocka_unit_test(test_retake_after_partly_read),
+		cmocka_unit_test(test_rewrite_follows_ring),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL) ? 1 : 0;
