@@ -3,7 +3,7 @@
  * ks-refresh: the parts of one refresh of tracemap's KernelShark view, timed
  * (CLOCK_MONOTONIC, median of -r repetitions), for bench/run-kernelshark.sh.
  *
- *   ks-refresh [-r reps] [-n] -B instance -p plugin.so -o image.dat
+ *   ks-refresh [-r reps] [-n] [-i ms] -B instance -p plugin.so -o image.dat
  *       first=MS     the plugin's part the first time in the process
  *                    (the writer reads kallsyms and the formats then)
  *       plugin=MS    the plugin's part on later refreshes:
@@ -12,8 +12,12 @@
  *                    the last one (image.dat, on a tmpfs, kept open as the
  *                    plugin keeps its memory file)
  *       take=MS      of it, the copy (retake)
+ *       written=MB   of it, the bytes written into the image (wchar of
+ *                    /proc/self/io): what the rewrite did not find there
  *       -n           the plugin's part alone, no KernelShark (for callgrind:
  *                    --toggle-collect=dump_to)
+ *       -i MS        a pause of MS before each repetition, as a follow period
+ *                    leaves the writer (0: none)
  *       load=MS      KernelShark's load of that image: kshark_open(),
  *                    the buffers, kshark_load_all_entries()
  *       refresh=MS   the whole refresh through the plugin:
@@ -55,6 +59,22 @@ static int cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/* The bytes this process passed to write() and its kin so far (/proc/self/io wchar) */
+static double wchar_mb(void)
+{
+	unsigned long long v = 0;
+	char line[128];
+	FILE *f;
+
+	f = fopen("/proc/self/io", "re");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "wchar: %llu", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v / 1048576.0;
 }
 
 static double median(double *v, int n)
@@ -106,17 +126,19 @@ static int dump_to(const char *instance, int fd, double *take_ms)
 int main(int argc, char **argv)
 {
 	double plugin[MAX_REPS], take[MAX_REPS], load[MAX_REPS], refresh[MAX_REPS], t0, first;
+	double written[MAX_REPS], w0;
 	const char *inst = NULL, *so = NULL, *img = NULL, *file = NULL;
 	struct kshark_context *ctx = NULL;
 	char dir[512];
 	ssize_t n = 0;
-	int reps = 3, opt, r, ret, fd;
+	int reps = 3, opt, r, ret, fd, interval = 0;
 	bool plugin_only = false;
 
-	while ((opt = getopt(argc, argv, "r:nB:p:o:f:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:ni:B:p:o:f:")) != -1) {
 		switch (opt) {
 		case 'r': reps = atoi(optarg); break;
 		case 'n': plugin_only = true; break;
+		case 'i': interval = atoi(optarg); break;
 		case 'B': inst = optarg; break;
 		case 'p': so = optarg; break;
 		case 'o': img = optarg; break;
@@ -159,9 +181,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (r = 0; r < reps; r++) {
+		if (interval > 0)
+			usleep(interval * 1000);
+		w0 = wchar_mb();
 		t0 = now_ms();
 		ret = dump_to(inst, fd, &take[r]);
 		plugin[r] = now_ms() - t0;
+		written[r] = wchar_mb() - w0;
 		if (ret < 0) {
 			fprintf(stderr, "ks-refresh: dump of %s: %s\n", inst, strerror(-ret));
 			return 1;
@@ -180,17 +206,18 @@ int main(int argc, char **argv)
 		refresh[r] = now_ms() - t0;
 	}
 	if (plugin_only)
-		printf("first=%.1f plugin=%.1f take=%.1f\n", first, median(plugin, reps),
-		       median(take, reps));
+		printf("first=%.1f plugin=%.1f take=%.1f written=%.1f\n", first,
+		       median(plugin, reps), median(take, reps), median(written, reps));
 	else
-		printf("first=%.1f plugin=%.1f take=%.1f load=%.1f refresh=%.1f entries=%zd\n",
-		       first, median(plugin, reps), median(take, reps), median(load, reps),
-		       median(refresh, reps), n);
+		printf("first=%.1f plugin=%.1f take=%.1f written=%.1f load=%.1f refresh=%.1f "
+		       "entries=%zd\n", first, median(plugin, reps), median(take, reps),
+		       median(written, reps), median(load, reps), median(refresh, reps), n);
 	close(fd);
 	kshark_free(ctx);
 	return 0;
 usage:
-	fprintf(stderr, "usage: ks-refresh [-r reps] [-n] -B instance -p plugin.so -o image.dat\n"
+	fprintf(stderr, "usage: ks-refresh [-r reps] [-n] [-i ms] -B instance -p plugin.so "
+		"-o image.dat\n"
 		"       ks-refresh [-r reps] -f file.dat\n");
 	return 2;
 }
