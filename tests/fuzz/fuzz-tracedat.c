@@ -12,7 +12,9 @@
  * and the format of one event whose text the input writes. The dump is
  * taken from snapshot readers over those mappings (tm_dump_from_readers(),
  * as tracemap_dump_take() builds its own) against a small tracefs-like
- * directory made at start-up, and written to a memfd.
+ * directory made at start-up, and written to a memfd; or written over the
+ * memfd (tracemap_dump_rewrite()), taken again from itself over the same
+ * mappings (the seed of tm_dump_keep()) and written over its last image.
  *
  * What must hold: the writer returns 0 (or a clean -errno), and then
  * tracecmd_open_fd() reads the file, every CPU gives exactly the records
@@ -493,7 +495,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(tracemap_dump_nr_cpus(d) == (int)nr);
 	fd = memfd_create("tm-fuzz-tracedat", MFD_CLOEXEC);
 	check(fd >= 0);
-	ret = tracemap_dump_write(d, fd);
+	if (flags & 0x80) {
+		ret = tracemap_dump_rewrite(d, fd);
+		for (i = 0; !ret && i < nr; i++) {
+			readers[i] = tm_cpu_open_memory_from(tm_dump_keep(d, cpus[i].cpu),
+							     cpus[i].cpu, TRACEMAP_MODE_SNAPSHOT,
+							     cpus[i].map, cpus[i].map + META_SIZE, sbs,
+							     cpus[i].nr_subbufs);
+			check(readers[i]);
+		}
+		if (!ret) {
+			tracemap_dump_free(d);
+			d = tm_dump_from_readers(readers, nr, &src);
+			check(d);
+			ret = tracemap_dump_rewrite(d, fd);
+		}
+	} else {
+		ret = tracemap_dump_write(d, fd);
+	}
 	/* nothing here can fail but memory */
 	check(ret == 0 || ret == -ENOMEM);
 	if (ret)
