@@ -727,6 +727,12 @@ static bool same_file(const struct rewrite_memo *m, const struct stat *st)
 }
 
 #define ROOM_SLACK	(1u << 20)	/* the head may grow this much before the layout changes */
+/*
+ * A CPU's room in rings: its pages start over (all written) each time the
+ * writer went through ROOM_RINGS - 1 rings since; the file is sparse, so a
+ * larger room costs nothing but file size.
+ */
+#define ROOM_RINGS	4
 #define ROOM_ALIGN	(2u << 20)
 
 static uint64_t align_up(uint64_t v, uint64_t a)
@@ -778,7 +784,7 @@ static void slide(const struct memo_cpu *o, const struct dump_cpu *dc,
 }
 
 /*
- * A rewrite puts each CPU's pages in a room of their own, twice the ring,
+ * A rewrite puts each CPU's pages in a room of their own, ROOM_RINGS rings,
  * past the head. When the file holds the pages of the last rewrite, those
  * still in the dump (the ring moved on by a few pages) stay where they
  * are, the new ones are written after them, and the image is written for
@@ -799,7 +805,7 @@ static int place_pages(void *ctx, uint64_t head_end)
 
 	for (i = 0; known && i < d->nr; i++)
 		known = m->cpus[i].cpu == d->cpus[i].st.cpu &&
-			m->cpus[i].room >= 2 * d->cpus[i].ring_pages * sbs;
+			m->cpus[i].room >= ROOM_RINGS * d->cpus[i].ring_pages * sbs;
 	/* a new layout: whatever the file held past the head goes */
 	if (!known)
 		punch(pl->fd, align_up(head_end, 4096), pl->size);
@@ -808,7 +814,7 @@ static int place_pages(void *ctx, uint64_t head_end)
 		o = known ? &m->cpus[i] : NULL;
 		tc = &pl->cpus[i];
 		pl->out[i] = (struct memo_cpu){ .cpu = d->cpus[i].st.cpu, .region = at,
-						.room = 2 * d->cpus[i].ring_pages * sbs,
+						.room = ROOM_RINGS * d->cpus[i].ring_pages * sbs,
 						.nr_pages = d->cpus[i].nr_pages };
 		if (o) {
 			pl->out[i].region = o->region;
@@ -844,7 +850,7 @@ static int place_pages(void *ctx, uint64_t head_end)
  * file's storage this way: on tmpfs, allocating, zeroing and freeing the
  * pages of a new file costs more than writing the image. The head is the
  * same as tracemap_dump_write()'s; each CPU's pages lie in a room of their
- * own past it (page-aligned, twice the CPU's ring, the file sparse in
+ * own past it (page-aligned, four times the CPU's ring, the file sparse in
  * between), and the CPU table says where; the image ends with the last
  * room, so the file's size stays the same from one rewrite to the next. When the file is one of the last two this function wrote, unchanged
  * since (inode, size and modification time), the kernel part of the image
