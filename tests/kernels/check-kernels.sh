@@ -127,8 +127,9 @@ fetch() {
 }
 
 # the modules the guest needs, each after the ones it depends on (modinfo
-# reads them; none is needed when the kernel has it built in)
-MODS="virtio virtio_ring virtio_pci netfs 9pnet 9pnet_virtio 9p overlay"
+# reads them; none is needed when the kernel has it built in); veth for
+# tc-listen-udp.sh's network namespace
+MODS="virtio virtio_ring virtio_pci netfs 9pnet 9pnet_virtio 9p overlay veth"
 modfile() {
 	find "$moddir/kernel" -name "$1.ko" -o -name "$1.ko.xz" -o -name "$1.ko.zst" \
 		-o -name "$(echo "$1" | tr _ -).ko*" | head -1

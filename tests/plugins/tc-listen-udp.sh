@@ -27,7 +27,9 @@ net_cleanup() {
 }
 trap 'net_cleanup; tl_cleanup' EXIT
 ip netns add "$ns" || tl_skip "cannot create a network namespace"
-ip link add "$va" type veth peer name "$vb" && ip link set "$vb" netns "$ns" &&
+ip link add "$va" type veth peer name "$vb" 2> veth.err ||
+	tl_skip "this kernel cannot make a veth pair ($(head -1 veth.err); CONFIG_VETH, module veth)"
+ip link set "$vb" netns "$ns" &&
 	ip addr add 10.231.77.1/24 dev "$va" && ip link set "$va" up &&
 	ip netns exec "$ns" ip addr add 10.231.77.2/24 dev "$vb" &&
 	ip netns exec "$ns" ip link set "$vb" up && ip netns exec "$ns" ip link set lo up ||
