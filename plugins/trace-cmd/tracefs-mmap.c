@@ -45,8 +45,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -227,11 +229,42 @@ static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
 	errno = e;
 }
 
+/* set while a failure of the library is quoted in the plugin's own message */
+static bool quoting;
+
 /* quiet unless verbose: the one fallback warning quotes tracemap_last_error() */
 static void lib_print(void *ctx, enum tracemap_log_level level, const char *msg)
 {
-	if (opt.verbose)
+	if (opt.verbose && !quoting)
 		say("libtracemap: %s", msg);
+}
+
+/*
+ * A kernel without the mapping (before 6.10) is said once per run, not once
+ * per CPU: trace-cmd opens its buffers in one recorder process per CPU, all
+ * forked from the host after the plugin loaded, so the flag lives in a
+ * shared anonymous page. It also spares the other recorders the attempt.
+ */
+static int nomap_local;
+static int *nomap = &nomap_local;	/* 1: found out and said */
+
+static void nomap_share(void)
+{
+	void *p = mmap(NULL, sizeof(*nomap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (p != MAP_FAILED)
+		nomap = p;
+}
+
+/* "6.1.0-57-amd64" for messages */
+static const char *kernel_release(void)
+{
+	static struct utsname u;
+
+	if (!u.release[0] && uname(&u))
+		snprintf(u.release, sizeof(u.release), "unknown");
+	return u.release;
 }
 
 /* ------------------------------------------------------------ the host */
@@ -549,6 +582,7 @@ static void __attribute__((constructor)) tcm_init(void)
 	/* the host: the command it runs (trace-cmd record's workload) must not load it */
 	strip_preload();
 	unsetenv(OPTS_ENV);
+	nomap_share();
 
 	if (opt.snapshot && !opt.disabled) {
 		read_subcommand(sub, sizeof(sub));
@@ -610,6 +644,25 @@ static struct tracefs_cpu *fall_back(struct tracefs_instance *instance, int cpu,
 	return real.open(instance, cpu, nonblock);
 }
 
+/*
+ * The kernel cannot map at all: one line for the whole run (the first
+ * recorder to find out says it), one per CPU only with verbose.
+ */
+static struct tracefs_cpu *no_mapping(struct tracefs_instance *instance, int cpu, bool nonblock,
+				      const char *label)
+{
+	/* pairs with itself in the other recorders of this run */
+	if (!__atomic_exchange_n(nomap, 1, __ATOMIC_ACQ_REL))
+		say("this kernel (%s) cannot map the ring buffer (Linux 6.10 or later is needed): "
+		    "%s reads it through libtracefs (splice), as %s", kernel_release(),
+		    program_invocation_short_name, opt.host == HOST_TRACECMD ?
+		    "stock trace-cmd does" : "it does without the plugin");
+	if (opt.verbose)
+		say("%s: no mapping on this kernel; reading it through libtracefs (splice)",
+		    label);
+	return real.open(instance, cpu, nonblock);
+}
+
 EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, int cpu,
 					    bool nonblock)
 {
@@ -635,6 +688,9 @@ EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, i
 		dir = real.tracing_dir();
 	snprintf(label, sizeof(label), "%s%s%scpu %d", name ? "instance " : "",
 		 name ? name : "", name ? " " : "", cpu);
+	/* another recorder of this run found the kernel without the mapping */
+	if (__atomic_load_n(nomap, __ATOMIC_ACQUIRE) && !opt.snapshot)
+		return no_mapping(instance, cpu, nonblock, label);
 
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -651,10 +707,14 @@ EXPORT struct tracefs_cpu *tracefs_cpu_open(struct tracefs_instance *instance, i
 	o.tracefs_dir = dir;
 	tracemap_clear_error();
 	/* libtracefs's NULL instance is the top level; libtracemap wants it named */
+	quoting = true;
 	t->c = tracemap_cpu_open(name ? name : TRACEMAP_TOP_LEVEL, cpu, &o);
+	quoting = false;
 	if (!t->c) {
 		e = errno;
 		free_tcm(t);
+		if (e == EOPNOTSUPP && !opt.snapshot)
+			return no_mapping(instance, cpu, nonblock, label);
 		if (opt.snapshot) {
 			/* a consuming fallback would destroy what the user asked to keep */
 			say("%s: cannot map the ring buffer (%s): snapshot mode needs the mapping, "
