@@ -542,6 +542,30 @@ out:
 	free(out);
 }
 
+/*
+ * Whether this kernel maps the ring buffer, asked before extract runs in
+ * snapshot mode: CPU 0 of the top level, which extract always reads and
+ * snapshot mode maps anyway, is mapped for a moment (consume mode's open
+ * takes no page). Only "the kernel cannot map" counts as no; any other
+ * failure is left to the open of each CPU, which says what it is.
+ */
+static bool kernel_maps(void)
+{
+	struct tracemap_cpu_opts o = {
+		.sz = sizeof(o), .mode = TRACEMAP_MODE_CONSUME, .flags = TRACEMAP_CPU_NO_FALLBACK,
+	};
+	struct tracemap_cpu *c;
+	int e;
+
+	quoting = true;
+	c = tracemap_cpu_open(TRACEMAP_TOP_LEVEL, 0, &o);
+	e = errno;
+	quoting = false;
+	tracemap_clear_error();
+	tracemap_cpu_close(c);
+	return c || e != EOPNOTSUPP;
+}
+
 #define RESOLVE(field, sym)	(real.field = (typeof(real.field))dlsym(RTLD_NEXT, #sym))
 
 static void __attribute__((constructor)) tcm_init(void)
@@ -590,6 +614,17 @@ static void __attribute__((constructor)) tcm_init(void)
 			say("mode=snapshot only applies to 'extract' (this is '%s'): consuming",
 			    sub);
 			opt.snapshot = false;
+		} else if (!kernel_maps()) {
+			/*
+			 * Before trace-cmd touches anything: a consuming fallback
+			 * would remove what the user asked to keep.
+			 */
+			say("--mode=snapshot copies the ring buffer through its memory mapping, "
+			    "which this kernel (%s) does not have (Linux 6.10 or later is "
+			    "needed): nothing extracted, the buffer is left as it is; without "
+			    "--mode=snapshot, extract reads and removes the events as stock "
+			    "trace-cmd does", kernel_release());
+			_exit(2);
 		}
 	}
 	if (opt.by_hand || opt.verbose)
