@@ -14,6 +14,8 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/tc-common.shlib"
 tc_require
+[ "$(tc_can_map)" = yes ] ||
+	tl_skip "this kernel cannot map the ring buffer (Linux 6.10 or later is needed): trace-cmd-mmap sends what stock trace-cmd does, nothing to compare"
 command -v ip > /dev/null || tl_skip "ip (Debian package iproute2) is needed for network namespaces"
 cd "$TL_TMP" || exit 1
 

@@ -3,7 +3,8 @@
 # timeout: 120
 # trace-cmd-mmap record -N localhost:PORT to a stock trace-cmd listen on
 # loopback: the listener's file holds every marker exactly once. The
-# recorders write the mapped pages into the TCP sockets.
+# recorders write the mapped pages into the TCP sockets (without the
+# mapping: what libtracefs reads, TCP only).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/tc-common.shlib"
 tc_require
@@ -53,8 +54,16 @@ clients=0
 # TCP: the recorders write batches of pages into the sockets
 run_client TCP 3000 "" -t
 # UDP (the default of -N): one page per datagram; a 64 KiB buffer makes the
-# recorders write several pages per call, which the listener reads page-wise
-run_client UDP 1000 64
+# recorders write several pages per call, which the listener reads page-wise.
+# Without the mapping libtracefs splices half a buffer at once, as stock
+# trace-cmd does, and the listener's socket drops what it cannot hold:
+# exactly once holds over TCP only (the pacing that keeps UDP whole is the
+# mapping's, see tc-listen-udp.sh)
+if [ "$(tc_can_map)" = yes ]; then
+	run_client UDP 1000 64
+else
+	tl_log "UDP left out: without the mapping the recorders send as stock trace-cmd does, and the listener drops datagrams"
+fi
 
 kill $lpid
 exit 0
