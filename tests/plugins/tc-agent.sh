@@ -24,12 +24,20 @@ tl_bg $apid
 tl_wait 10 tc_port_listening $port ||
 	{ cat agent.log; tl_fail "trace-cmd agent did not listen on $port"; }
 
-tc_in_instance_bg "$inst" "$TCM" --verbose record -d --no-filter -o host.dat \
-	--tsync-interval -1 -A 127.0.0.1:$port -d --no-filter -p nop > host.log 2>&1
+# --notimeout: the host waits for the agent's metadata (kallsyms, formats)
+# at most 5 s otherwise, then records an empty guest file and reports
+# "error writing to host-127.0.0.1.dat" at the end, as it did in a 6.1
+# guest under TCG, whose agent took longer. stdbuf: the host's "Hit Ctrl^C
+# to stop recording" is seen when it is said.
+tc_in_instance_bg "$inst" stdbuf -oL "$TCM" --verbose record --notimeout -d --no-filter \
+	-o host.dat --tsync-interval -1 -A 127.0.0.1:$port -d --no-filter -p nop > host.log 2>&1
 hpid=$!
 # the agent's recorders map the buffers
 tc_recording $hpid agent.log
 tc_track_children $apid
+# and the host has the metadata and records: SIGINT only then
+tl_wait 60 grep -q 'Hit Ctrl^C to stop recording' host.log ||
+	{ cat host.log; tl_fail "the host did not start recording within 60 s"; }
 
 tc_markers_both "$inst" $n
 tc_stop $hpid INT
