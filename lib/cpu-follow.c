@@ -23,9 +23,9 @@ void tm_follow_from(struct tracemap_cpu *c, bool valid, unsigned int id, unsigne
 	f->pending_lost = 0;
 }
 
-/* The oldest page newer than @ts, read from the live headers; @newer counts them. */
-static bool find_successor(struct tracemap_cpu *c, uint64_t ts, unsigned int *sid, uint64_t *sts,
-			   unsigned int *newer)
+/* The oldest page newer than @ts in one look at the live headers; @newer counts them. */
+static bool look_newer(struct tracemap_cpu *c, uint64_t ts, unsigned int *sid, uint64_t *sts,
+		       unsigned int *newer)
 {
 	bool found = false;
 	unsigned int i;
@@ -47,6 +47,26 @@ static bool find_successor(struct tracemap_cpu *c, uint64_t ts, unsigned int *si
 		}
 	}
 	return found;
+}
+
+/*
+ * The oldest page newer than @ts, read from the live headers; @newer counts
+ * them. One look is no snapshot of the headers: a page it passed before
+ * the writer reached it, the writer may fill and leave for a page the look
+ * reads later, which would be taken for the oldest newer one and the pages
+ * between skipped without a trace (a follower descheduled in the middle of
+ * the look, tests/unit/test-follow-look). A second look, started after the
+ * first found a page, sees every page written before that one: the writer
+ * wrote them first, and recycles the page @ts is of before any of them,
+ * which the caller checks afterwards. The pages written during the second
+ * look are newer than those, so its oldest is the one that comes next.
+ */
+static bool find_successor(struct tracemap_cpu *c, uint64_t ts, unsigned int *sid, uint64_t *sts,
+			   unsigned int *newer)
+{
+	if (!look_newer(c, ts, sid, sts, newer))
+		return false;
+	return look_newer(c, ts, sid, sts, newer);
 }
 
 /*
