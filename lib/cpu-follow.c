@@ -23,30 +23,38 @@ void tm_follow_from(struct tracemap_cpu *c, bool valid, unsigned int id, unsigne
 	f->pending_lost = 0;
 }
 
-/* The oldest page newer than @ts in one look at the live headers; @newer counts them. */
-static bool look_newer(struct tracemap_cpu *c, uint64_t ts, unsigned int *sid, uint64_t *sts,
-		       unsigned int *newer)
+/* What one look at the live headers found */
+struct look {
+	bool found;
+	unsigned int id;	/* the oldest page newer than the time asked for */
+	uint64_t ts;		/* ... its time stamp */
+	unsigned int at;	/* ... and where in the look it was read */
+	unsigned int newer;	/* pages newer than the time asked for */
+	unsigned int before;	/* ... of them read before position at */
+};
+
+/* One look at @n headers from sub-buffer @from on, in id order round the ring */
+static void look_newer(struct tracemap_cpu *c, uint64_t ts, unsigned int from, unsigned int n,
+		       struct look *l)
 {
-	bool found = false;
 	unsigned int i;
 
-	*newer = 0;
-	for (i = 0; i < c->nr_subbufs; i++) {
-		const unsigned char *sb = tm_subbuf_at(c, i);
+	*l = (struct look){ .found = false };
+	for (i = 0; i < n; i++) {
+		unsigned int id = (from + i) % c->nr_subbufs;
+		const unsigned char *sb = tm_subbuf_at(c, id);
 		/* pairs with the writer's time stamp store before it raises commit */
 		uint64_t commit = tm_subbuf_load(sb, TM_SB_COMMIT, __ATOMIC_ACQUIRE);
 		uint64_t t = tm_subbuf_load(sb, TM_SB_TS, __ATOMIC_RELAXED);
 
 		if (!TM_COMMIT_SIZE(commit) || t <= ts)
 			continue;
-		(*newer)++;
-		if (!found || t < *sts) {
-			*sts = t;
-			*sid = i;
-			found = true;
+		if (!l->found || t < l->ts) {
+			*l = (struct look){ .found = true, .id = id, .ts = t, .at = i,
+					    .newer = l->newer, .before = l->newer };
 		}
+		l->newer++;
 	}
-	return found;
 }
 
 /*
@@ -55,18 +63,35 @@ static bool look_newer(struct tracemap_cpu *c, uint64_t ts, unsigned int *sid, u
  * the writer reached it, the writer may fill and leave for a page the look
  * reads later, which would be taken for the oldest newer one and the pages
  * between skipped without a trace (a follower descheduled in the middle of
- * the look, tests/unit/test-follow-look). A second look, started after the
- * first found a page, sees every page written before that one: the writer
- * wrote them first, and recycles the page @ts is of before any of them,
- * which the caller checks afterwards. The pages written during the second
- * look are newer than those, so its oldest is the one that comes next.
+ * the look, tests/unit/test-follow-look). Such a page was written before
+ * the one found, so it was read before it: a second look at the positions
+ * before that one sees it (recycling it would first recycle the page @ts is
+ * of, which the caller checks afterwards), and what the writer fills during
+ * the second look is newer than what the first one found. The looks start
+ * after the page being left, where the next one usually is: then the
+ * second look has nothing to read.
  */
 static bool find_successor(struct tracemap_cpu *c, uint64_t ts, unsigned int *sid, uint64_t *sts,
 			   unsigned int *newer)
 {
-	if (!look_newer(c, ts, sid, sts, newer))
+	unsigned int from = c->follow.cur.id < c->nr_subbufs ? c->follow.cur.id + 1 : 0;
+	struct look first, again;
+
+	look_newer(c, ts, from, c->nr_subbufs, &first);
+	*newer = first.newer;
+	if (!first.found)
 		return false;
-	return look_newer(c, ts, sid, sts, newer);
+	if (first.at) {
+		look_newer(c, ts, from, first.at, &again);
+		*newer = first.newer - first.before + again.newer;
+		if (again.found && again.ts < first.ts) {
+			first.id = again.id;
+			first.ts = again.ts;
+		}
+	}
+	*sid = first.id;
+	*sts = first.ts;
+	return true;
 }
 
 /*
