@@ -10,6 +10,7 @@ TL_TMP=$(mktemp -d "${TMPDIR:-/tmp}/tracemap-test.XXXXXX")
 TL_PIDS=
 
 tl_cleanup() {
+	_rc=$?
 	for p in $TL_PIDS; do kill "$p" 2>/dev/null; done
 	for p in $TL_PIDS; do wait "$p" 2>/dev/null; done
 	# tl_instance usually runs in $(...): its names come back through a file
@@ -22,6 +23,12 @@ tl_cleanup() {
 			sleep 0.1; n=$((n + 1))
 		done
 	done
+	# a failed test's files (its logs, screenshots, traces) are copied under
+	# TL_KEEP_FAILED when it is set (the guests of tests/kernels do)
+	if [ "$_rc" != 0 ] && [ "$_rc" != 77 ] && [ -n "${TL_KEEP_FAILED:-}" ]; then
+		mkdir -p "$TL_KEEP_FAILED" &&
+			cp -a "$TL_TMP" "$TL_KEEP_FAILED/$(basename "$0" .sh).$$" 2>/dev/null
+	fi
 	rm -rf "$TL_TMP"
 }
 trap tl_cleanup EXIT

@@ -24,7 +24,8 @@
 #   KM_ACCEL=tcg           TCG even where /dev/kvm is (a KVM that cannot boot
 #                          the guest is found out and left for TCG anyway)
 #   KM_KVM_BOOT_S=60       the seconds a KVM guest has to boot before TCG
-#   KM_GUEST_TIMEOUT=s     the bound of one guest's whole run (default 5400)
+#   KM_GUEST_TIMEOUT=s     the bound of one guest's whole run (default 5400,
+#                          1800 with KM_SMOKE=1)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 TREE=$(pwd)
@@ -91,6 +92,9 @@ if [ -z "${KM_TESTS:-}" ] && [ "${KM_SMOKE:-0}" = 1 ]; then
 		  tests/plugins/tc-record.sh tests/python/test_stream.py"
 	KM_KERNELS=$(echo "$KM_KERNELS" | sed 's/native//')
 fi
+# a guest's whole run: the smoke's tests take about 4 minutes under TCG
+guest_timeout=${KM_GUEST_TIMEOUT:-5400}
+[ "${KM_SMOKE:-0}" = 1 ] && guest_timeout=${KM_GUEST_TIMEOUT:-1800}
 if [ -z "${KM_TESTS:-}" ]; then
 	KM_TESTS=$(ls build/tests/kernel/test-* 2>/dev/null | grep -v -- '-san$')
 	for t in tests/tools/*.sh tests/plugins/*.sh tests/python/test_*.py; do
@@ -184,20 +188,23 @@ parse() {
 }
 
 # boots one kernel with the tests' job: its serial lines go to
-# $RES/$name.out, qemu's own messages to $RES/$name.qemu; under KVM a guest
+# $RES/$name.out, qemu's own messages to $RES/$name.qemu, every test's log
+# and a failed test's files to $RES/$name.kept (a writable 9p share); under KVM a guest
 # that has not booted within KM_KVM_BOOT_S (60 s) is stopped
 guest() {
 	echo "== $3 (QEMU, $accel, 2 vCPUs)"
 	mkinitrd "$1" "$CACHE/$3.initrd" || die "could not build the initramfs of $3"
-	rm -f "$RES/$3.console" "$RES/$3.out"
+	rm -rf "$RES/$3.console" "$RES/$3.out" "$RES/$3.kept"
+	mkdir -p "$RES/$3.kept"
 	cpu=max
 	[ "$accel" = kvm ] && cpu=host
-	timeout -k 10 "${KM_GUEST_TIMEOUT:-5400}" qemu-system-x86_64 -accel "$accel" -cpu $cpu -smp 2 -m 3072 \
+	timeout -k 10 "$guest_timeout" qemu-system-x86_64 -accel "$accel" -cpu $cpu -smp 2 -m 3072 \
 		-nodefaults -display none -no-reboot \
 		-kernel "$1/boot/vmlinuz-$2" -initrd "$CACHE/$3.initrd" \
 		-append "console=ttyS0 panic=-1 quiet no_timer_check" \
 		-serial "file:$RES/$3.console" -serial "file:$RES/$3.out" \
 		-virtfs local,path=/,mount_tag=km-root,security_model=none,readonly=on,multidevs=remap \
+		-virtfs local,path="$RES/$3.kept",mount_tag=km-kept,security_model=none \
 		> "$RES/$3.qemu" 2>&1 &
 	qpid=$!
 	if [ "$accel" = kvm ]; then
@@ -233,7 +240,7 @@ for k in $KM_KERNELS; do
 		cols="$cols $name"
 		continue
 	fi
-	kdir=$(fetch "$k") || die "could not fetch $k"
+	kdir=$(fetch "$k") || die "could not fetch $k (offline? 'make check CHECK_KERNELS=no' leaves the guests out)"
 	kver=$(ls "$kdir/lib/modules" | head -1)
 	name=$kver
 	t0=$(date +%s)
@@ -254,7 +261,9 @@ for k in $KM_KERNELS; do
 		echo "   the guest did not finish (qemu exit $qrc after $secs s); its console: $RES/$name.console"
 		grep -m1 -A3 'Kernel panic' "$RES/$name.console" | sed 's/^/   | /'
 	fi
-	echo "   $(tail -2 "$RES/$name.out" | grep passed) in $secs s (booted in ${boot:-?} s)"
+	echo "   $(grep -E '^[0-9]+ passed' "$RES/$name.out" | tail -1) in $secs s (booted in ${boot:-?} s)"
+	[ -n "$(ls "$RES/$name.kept" 2>/dev/null | grep -v '^logs$')" ] &&
+		echo "   the failed tests' files (screenshots, traces): $RES/$name.kept"
 	parse "$RES/$name.out" > "$RES/$name.tsv"
 	cols="$cols $name"
 done

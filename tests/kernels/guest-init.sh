@@ -41,6 +41,10 @@ mount -t devpts -o ptmxmode=666 devpts /root/dev/pts
 mount -t tmpfs shm /root/dev/shm
 mount -t tracefs nodev /root/sys/kernel/tracing
 mount -t debugfs nodev /root/sys/kernel/debug 2>/dev/null
+# the host's directory for the tests' logs and a failed test's files
+mkdir -p /root/km-kept
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 km-kept /root/km-kept ||
+	echo "KM-NOTE no share for the failed tests' files (km-kept)" >&3
 hostname km-guest
 # the loopback interface, which tests send to (test-format's UDP to itself)
 ip link set lo up || fail "cannot bring up the loopback interface"
