@@ -5,7 +5,8 @@
 #
 #   make                 library, tool and the optional parts found (see below)
 #   make test            build with the tests and run them: installs nothing
-#   make check           install missing packages, mount tracefs, then make test with -Werror
+#   make check           install missing packages, mount tracefs, make test with -Werror,
+#                        then the smoke subset of make check-kernels (CHECK_KERNELS=no: not)
 #   make check-kernels   the kernel tests on Debian 12's 6.1 and 6.12 (QEMU) and this kernel
 #   make bench           benchmarks (not tests)
 #   make run             the README's main job: tracemap stream on a private instance
@@ -146,10 +147,23 @@ all: parts depcheck $(ALL_TARGETS)
 test: all check-build
 	$(Q)sh tests/run-tests.sh $(TESTS)
 
-# A new machine: the packages, tracefs, then the tests with -Werror.
+# A new machine: the packages, tracefs, the tests with -Werror, then the
+# smoke subset of the kernel matrix: Debian 12's 6.1 and 6.12 booted under
+# QEMU (tests/kernels/check-kernels.sh, KM_SMOKE=1; about 4 minutes a
+# kernel under TCG). CHECK_KERNELS=no leaves the guests out (no network
+# for apt-get download, or no time).
+CHECK_KERNELS	?= smoke
+ifneq ($(filter-out smoke no,$(CHECK_KERNELS)),)
+$(error CHECK_KERNELS=$(CHECK_KERNELS): say smoke (the default) or no)
+endif
 check: deps
 	$(Q)sh scripts/mount-tracefs.sh
 	$(Q)$(MAKE) --no-print-directory WERROR=-Werror test
+ifeq ($(CHECK_KERNELS),smoke)
+	$(Q)KM_SMOKE=1 sh tests/kernels/check-kernels.sh
+else
+	@echo "make check: the kernel matrix's smoke subset left out (CHECK_KERNELS=no)"
+endif
 
 check-build: test-depcheck $(CHECK_TARGETS)
 
