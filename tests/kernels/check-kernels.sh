@@ -24,6 +24,10 @@
 #   KM_ACCEL=tcg           TCG even where /dev/kvm is (a KVM that cannot boot
 #                          the guest is found out and left for TCG anyway)
 #   KM_KVM_BOOT_S=60       the seconds a KVM guest has to boot before TCG
+#   KM_TCG_THREAD=single   QEMU's TCG on one host thread per guest (multi: one
+#                          a vCPU, which crashes guests, see tcg_thread below)
+#   KM_JOBS=N              guests at once under single-threaded TCG (default:
+#                          the host's CPUs; one at a time otherwise)
 #   KM_GUEST_TIMEOUT=s     the bound of one guest's whole run (default 5400,
 #                          1800 with KM_SMOKE=1)
 set -u
@@ -112,6 +116,10 @@ fi
 accel=tcg
 [ -w /dev/kvm ] && [ "${KM_ACCEL:-}" != tcg ] && accel=kvm
 tcg_scale=${KM_TIMEOUT_SCALE:-4}
+# single-threaded TCG: with a thread per vCPU, QEMU 7.2 lets a vCPU run
+# code another one is patching, and a guest whose tracepoints are switched
+# on and off dies of "Oops: int3" (Documentation/design/kernel-facts.md)
+tcg_thread=${KM_TCG_THREAD:-single}
 scale() { if [ "$accel" = kvm ]; then echo "${KM_TIMEOUT_SCALE:-1}"; else echo "$tcg_scale"; fi; }
 
 # fetch and unpack one kernel package; prints the unpacked directory
@@ -157,7 +165,7 @@ add_mod() {
 # the initramfs of one run: busybox, /init, the modules and the job
 mkinitrd() {
 	kdir=$1 out=$2
-	initdir=$CACHE/initrd.$$
+	initdir=$out.d
 	rm -rf "$initdir"
 	mkdir -p "$initdir/bin" "$initdir/modules" "$initdir/proc" "$initdir/sys" "$initdir/dev"
 	cp "$(command -v busybox)" "$initdir/bin/busybox"
@@ -192,13 +200,15 @@ parse() {
 # and a failed test's files to $RES/$name.kept (a writable 9p share); under KVM a guest
 # that has not booted within KM_KVM_BOOT_S (60 s) is stopped
 guest() {
-	echo "== $3 (QEMU, $accel, 2 vCPUs)"
+	echo "== $3 (QEMU, $accel$([ "$accel" = tcg ] && echo " $tcg_thread-threaded"), 2 vCPUs)"
 	mkinitrd "$1" "$CACHE/$3.initrd" || die "could not build the initramfs of $3"
 	rm -rf "$RES/$3.console" "$RES/$3.out" "$RES/$3.kept"
 	mkdir -p "$RES/$3.kept"
 	cpu=max
 	[ "$accel" = kvm ] && cpu=host
-	timeout -k 10 "$guest_timeout" qemu-system-x86_64 -accel "$accel" -cpu $cpu -smp 2 -m 3072 \
+	acc=$accel
+	[ "$accel" = tcg ] && acc=tcg,thread=$tcg_thread
+	timeout -k 10 "$guest_timeout" qemu-system-x86_64 -accel "$acc" -cpu $cpu -smp 2 -m 3072 \
 		-nodefaults -display none -no-reboot \
 		-kernel "$1/boot/vmlinuz-$2" -initrd "$CACHE/$3.initrd" \
 		-append "console=ttyS0 panic=-1 quiet no_timer_check" \
@@ -228,19 +238,15 @@ guest() {
 RES=$CACHE/results
 rm -rf "$RES"
 mkdir -p "$RES"
-cols=
-for k in $KM_KERNELS; do
-	if [ "$k" = native ]; then
-		name=$(uname -r)
-		echo "== $name (native)"
-		t0=$(date +%s)
-		TEST_LOGDIR=$RES/logs-native sh tests/run-tests.sh $KM_TESTS > "$RES/$name.out" 2>&1
-		echo "   $(tail -1 "$RES/$name.out") in $(( $(date +%s) - t0 )) s"
-		parse "$RES/$name.out" > "$RES/$name.tsv"
-		cols="$cols $name"
-		continue
-	fi
-	kdir=$(fetch "$k") || die "could not fetch $k (offline? 'make check CHECK_KERNELS=no' leaves the guests out)"
+
+# one guest kernel (argument 1, a package) as column $2: its progress lines
+# on stdout, its column's name in $RES/col.$2; returns 2 when KVM did not
+# boot it (the caller runs it again under TCG)
+run_guest() {
+	kdir=$(fetch "$1") || {
+		echo "check-kernels: could not fetch $1 (offline? 'make check CHECK_KERNELS=no' leaves the guests out)"
+		return 1
+	}
 	kver=$(ls "$kdir/lib/modules" | head -1)
 	name=$kver
 	t0=$(date +%s)
@@ -248,10 +254,7 @@ for k in $KM_KERNELS; do
 	qrc=$?
 	if [ "$accel" = kvm ] && ! grep -q '^KM-BOOTED' "$RES/$name.out"; then
 		echo "   KVM did not boot the guest (qemu exit $qrc: $(grep -m1 -i 'error' "$RES/$name.qemu")): TCG from here on"
-		accel=tcg
-		t0=$(date +%s)
-		guest "$kdir" "$kver" "$name"
-		qrc=$?
+		return 2
 	fi
 	secs=$(( $(date +%s) - t0 ))
 	boot=$(sed -n 's/^KM-BOOTED //p' "$RES/$name.out" | tr -d '\r')
@@ -265,7 +268,64 @@ for k in $KM_KERNELS; do
 	[ -n "$(ls "$RES/$name.kept" 2>/dev/null | grep -v '^logs$')" ] &&
 		echo "   the failed tests' files (screenshots, traces): $RES/$name.kept"
 	parse "$RES/$name.out" > "$RES/$name.tsv"
-	cols="$cols $name"
+	echo "$name" > "$RES/col.$2"
+}
+
+# the guests first: under KVM one at a time (the first one finds out
+# whether KVM boots at all); under single-threaded TCG each guest takes
+# one host CPU, so KM_JOBS of them (default: the host's CPUs) run at once,
+# their lines printed in order once they are done
+i=0
+todo=
+for k in $KM_KERNELS; do
+	i=$((i + 1))
+	[ "$k" = native ] || todo="$todo $i:$k"
+done
+if [ "$accel" = kvm ]; then
+	for ik in $todo; do
+		run_guest "${ik#*:}" "${ik%%:*}"
+		[ $? = 2 ] && { accel=tcg; break; }
+		todo=$(echo "$todo" | sed "s| $ik||")
+	done
+fi
+jobs=${KM_JOBS:-1}
+[ "$tcg_thread" = single ] && jobs=${KM_JOBS:-$(nproc)}
+[ "$accel" = tcg ] || jobs=1
+set -- $todo
+while [ $# -gt 0 ]; do
+	batch=
+	while [ $# -gt 0 ] && [ $(echo $batch | wc -w) -lt "$jobs" ]; do
+		batch="$batch $1"
+		shift
+	done
+	for ik in $batch; do
+		run_guest "${ik#*:}" "${ik%%:*}" > "$RES/run.${ik%%:*}" 2>&1 &
+	done
+	wait
+	for ik in $batch; do
+		cat "$RES/run.${ik%%:*}"
+	done
+done
+
+# then this machine's kernel, with nothing else running
+i=0
+for k in $KM_KERNELS; do
+	i=$((i + 1))
+	[ "$k" = native ] || continue
+	name=$(uname -r)
+	echo "== $name (native)"
+	t0=$(date +%s)
+	TEST_LOGDIR=$RES/logs-native sh tests/run-tests.sh $KM_TESTS > "$RES/$name.out" 2>&1
+	echo "   $(tail -1 "$RES/$name.out") in $(( $(date +%s) - t0 )) s"
+	parse "$RES/$name.out" > "$RES/$name.tsv"
+	echo "$name" > "$RES/col.$i"
+done
+cols=
+i=0
+for k in $KM_KERNELS; do
+	i=$((i + 1))
+	[ -f "$RES/col.$i" ] || { echo "check-kernels: $k did not run"; bad_run=1; continue; }
+	cols="$cols $(cat "$RES/col.$i")"
 done
 
 # one row per test, one column per kernel; the reasons of skips and
@@ -285,7 +345,7 @@ for t in $KM_TESTS; do
 	echo
 done
 echo
-bad=0
+bad=${bad_run:-0}
 for c in $cols; do
 	awk -F'\t' -v c="$c" '$2 != "pass" { printf "%s: %s %s: %s\n", c, $2, $1, $3 }' "$RES/$c.tsv"
 	for t in $KM_TESTS; do
