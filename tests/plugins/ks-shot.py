@@ -144,9 +144,13 @@ def check(img, x, y, w, h):
             if run >= 15:
                 lost.append('%d:%d-%d' % (xx, graph[1] + i - run, graph[1] + i - 1))
             run = 0
+    # the selected row: a sixteenth of the window wide or more in that
+    # colour (the cell under the pointer is drawn a shade lighter, (0, 132,
+    # 0), and its top line not at all: the row's top is found the same way
+    # with the pointer on it or not)
     selected = -1
     for yy in range(graph[1], h):
-        if sum(1 for xx in range(0, w, 4) if px[xx, yy] == mark) >= w // 8:
+        if sum(1 for xx in range(0, w, 4) if px[xx, yy] == mark) >= w // 16:
             selected = yy
             break
     print('marker_a', marker)
