@@ -566,6 +566,7 @@ struct paced_arg {
 	int pipe[2];			/* the floor's wakeup, written after each marker */
 	uint64_t floor[MAX_DELAYS];	/* how late the floor thread woke for each */
 	unsigned int nfloor;
+	unsigned int gaps;		/* writes more than 300 us after the one before */
 };
 
 /*
@@ -590,7 +591,7 @@ static void *paced_writer(void *p)
 	struct paced_arg *a = p;
 	struct timespec next;
 	unsigned int i;
-	uint64_t now;
+	uint64_t now, prev = 0;
 
 	th_pin(0);
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -603,6 +604,9 @@ static void *paced_writer(void *p)
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
 		a->err = -th_write_marker(fx.marker, i);
 		now = th_now_ns();
+		if (prev && now - prev > 300000)
+			a->gaps++;
+		prev = now;
 		/* pipe[1] 0: no floor_reader() (the struct zeroed) */
 		if (!a->err && a->pipe[1] > 0 && write(a->pipe[1], &now, sizeof(now)) != sizeof(now))
 			a->err = EIO;
@@ -1344,15 +1348,20 @@ static void test_wake_flow(void **state)
 		rounds += st.wakeups;
 	}
 	sleeps = r1.ru_nvcsw - r0.ru_nvcsw;
-	printf("# %u markers in %.1f ms: %llu rounds, %ld sleeps\n", a.count, dt / 1e6,
-	       (unsigned long long)rounds, sleeps);
+	printf("# %u markers in %.1f ms: %llu rounds, %ld sleeps; the writer paused over "
+	       "300 us %u times\n", a.count, dt / 1e6, (unsigned long long)rounds, sleeps, a.gaps);
 	if (rounds > dt / 300000 + 1)
 		fail_msg("%llu rounds in %llu ns: closer than 300 us", (unsigned long long)rounds,
 			 (unsigned long long)dt);
-	/* the first round and the pthread_create() may add a few */
-	if ((uint64_t)sleeps > rounds + rounds / 4 + 10)
-		fail_msg("%ld sleeps for %llu rounds: the stream waited for the kernel between "
-			 "rounds", sleeps, (unsigned long long)rounds);
+	/*
+	 * The first round and the pthread_create() may add a few; so may each
+	 * pause of the writer longer than the pacing (a late timer: under QEMU's
+	 * TCG hundreds), after which there is rightly nothing to read.
+	 */
+	if ((uint64_t)sleeps > rounds + rounds / 4 + 10 + a.gaps)
+		fail_msg("%ld sleeps for %llu rounds with %u pauses of the writer: the stream "
+			 "waited for the kernel between rounds", sleeps,
+			 (unsigned long long)rounds, a.gaps);
 }
 
 /*
