@@ -646,17 +646,28 @@ static int write_all(int fd, const void *data, size_t n)
 	return 0;
 }
 
+#define PAGE_IOV 256
+
+/* @iov for @cpu's pages @i up to @to, at most PAGE_IOV of them: how many */
+static size_t page_iov(struct iovec *iov, const struct tm_tracedat_cpu *cpu, size_t i, size_t to,
+		       unsigned int page_size)
+{
+	size_t n = to - i < PAGE_IOV ? to - i : PAGE_IOV, k;
+
+	for (k = 0; k < n; k++)
+		iov[k] = (struct iovec){ (void *)(uintptr_t)cpu->pages[i + k], page_size };
+	return n;
+}
+
 /* The pages of @cpu, where each one is, in batches of one writev() */
 static int write_pages(int fd, const struct tm_tracedat_cpu *cpu, unsigned int page_size)
 {
-	struct iovec iov[256];
+	struct iovec iov[PAGE_IOV];
 	size_t i = 0, n, k;
 	ssize_t r;
 
 	while (i < cpu->nr_pages) {
-		n = cpu->nr_pages - i < 256 ? cpu->nr_pages - i : 256;
-		for (k = 0; k < n; k++)
-			iov[k] = (struct iovec){ (void *)(uintptr_t)cpu->pages[i + k], page_size };
+		n = page_iov(iov, cpu, i, cpu->nr_pages, page_size);
 		r = writev(fd, iov, n);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -679,8 +690,8 @@ static int write_pages(int fd, const struct tm_tracedat_cpu *cpu, unsigned int p
 /* The pages of @cpu but those the file @fd holds already, at their offset in it */
 static int put_pages(int fd, const struct tm_tracedat_cpu *cpu, unsigned int page_size)
 {
-	struct iovec iov[256];
-	size_t i = 0, n, k, to;
+	struct iovec iov[PAGE_IOV];
+	size_t i = 0, n, to;
 	uint64_t at;
 	ssize_t r;
 
@@ -690,9 +701,7 @@ static int put_pages(int fd, const struct tm_tracedat_cpu *cpu, unsigned int pag
 			continue;
 		}
 		to = i < cpu->keep_from ? cpu->keep_from : cpu->nr_pages;
-		n = to - i < 256 ? to - i : 256;
-		for (k = 0; k < n; k++)
-			iov[k] = (struct iovec){ (void *)(uintptr_t)cpu->pages[i + k], page_size };
+		n = page_iov(iov, cpu, i, to, page_size);
 		at = cpu->offset + (uint64_t)i * page_size;
 		r = pwritev(fd, iov, n, at);
 		if (r < 0 && errno == EINTR)
